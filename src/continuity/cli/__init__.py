@@ -1,0 +1,117 @@
+"""The `lifecycle` command line: a thin layer over the library.
+
+Only this package imports typer and prints. Each command module parses its options, calls one core
+function with explicit paths and turns the returned data into text or one JSON document. Core modules
+are imported inside the commands, so `lifecycle --help` never pays for YAML or the secret scanner.
+
+Every failure leaves through `FunnelGroup.main`: one `lifecycle: error: …` line on stderr and the
+documented exit code; a traceback only with CONTINUITY_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from continuity.errors import EXIT_PROBLEMS, EXIT_USAGE, ContinuityError
+
+
+def _debug() -> bool:
+    return os.environ.get("CONTINUITY_DEBUG") == "1"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+class FunnelGroup(TyperGroup):
+    """A click group whose errors come out as one line and a documented exit code."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        label = prog_name or "lifecycle"
+        try:
+            return super().main(
+                args=args, prog_name=label, complete_var=complete_var, standalone_mode=False, **extra
+            )
+        except click.exceptions.Exit as exc:
+            code = exc.exit_code
+        except click.exceptions.Abort:
+            click.echo(f"{label}: error: aborted", err=True)
+            code = EXIT_USAGE
+        except click.exceptions.UsageError as exc:
+            hint = f" (see '{label} --help')"
+            click.echo(f"{label}: error: {_one_line(exc.format_message())}{hint}", err=True)
+            code = EXIT_USAGE
+        except click.exceptions.ClickException as exc:
+            click.echo(f"{label}: error: {_one_line(exc.format_message())}", err=True)
+            code = EXIT_USAGE
+        except ContinuityError as exc:
+            if _debug():
+                traceback.print_exc()
+            click.echo(f"{label}: error: {_one_line(str(exc))}", err=True)
+            code = exc.exit_code
+        except OSError as exc:
+            if _debug():
+                traceback.print_exc()
+            name = os.path.basename(str(exc.filename)) if exc.filename else ""
+            where = f": {name}" if name else ""
+            click.echo(f"{label}: error: {_one_line(exc.strerror or str(exc))}{where}", err=True)
+            code = EXIT_PROBLEMS
+        except Exception as exc:
+            if _debug():
+                traceback.print_exc()
+            click.echo(
+                f"{label}: error: unexpected {type(exc).__name__}; rerun with CONTINUITY_DEBUG=1 for details",
+                err=True,
+            )
+            code = EXIT_PROBLEMS
+        else:
+            code = 0
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def new_app(help_text: str) -> typer.Typer:
+    return typer.Typer(
+        cls=FunnelGroup,
+        help=help_text,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        pretty_exceptions_show_locals=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+
+app = new_app(
+    "Keep a coding agent's private, reviewed memory in a synchronized vault and restore a bounded brief "
+    "at every session start."
+)
+
+
+def _register() -> None:
+    from continuity.cli import setup
+
+    setup.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    app()

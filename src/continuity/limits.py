@@ -1,0 +1,89 @@
+"""Every number the specification names, in one place, with its unit in its name.
+
+Tests import these instead of repeating the figures, so a change of policy is one edit here.
+Ceilings and caps are safety limits, not quotas: spare room is never a reason to write memory.
+"""
+
+from __future__ import annotations
+
+KIB = 1024
+MIB = 1024 * KIB
+
+# Reading: sizes are checked before decoding, and at most cap + 1 bytes are ever read.
+LIFECYCLE_TEXT_CAP_BYTES = 1 * MIB
+SOUL_CAP_BYTES = 20 * KIB
+PREFERENCES_CAP_BYTES = 20 * KIB
+PROJECT_CAP_BYTES = 20 * KIB
+DEVICE_CAP_BYTES = 20 * KIB
+HANDOFF_CAP_BYTES = 32 * KIB
+STARTUP_TOTAL_CAP_BYTES = 64 * KIB
+# INDEX.md and MEMORY_POLICY.md are validated at startup but never rendered.
+WARM_POLICY_CAP_BYTES = 64 * KIB
+# A frontmatter block larger than this is refused before YAML sees it (bounds parser work).
+FRONTMATTER_CAP_BYTES = 16 * KIB
+FRONTMATTER_MAX_DEPTH = 16
+# The connection file is a handful of lines.
+CONNECTION_CAP_BYTES = 8 * KIB
+# What the hook reads from the harness on stdin.
+HOOK_STDIN_CAP_BYTES = 1 * MIB
+
+# Rendering: UTF-8 bytes of the whole model-visible text.
+SESSION_START_CEILING_BYTES = 12 * KIB
+SUBAGENT_START_CEILING_BYTES = 8 * KIB
+# Claude Code replaces hook output above this many characters (UTF-16 units) with a short preview.
+CLAUDE_CONTEXT_LIMIT_CHARS = 10_000
+# Codex spills context above a hook's additionalContextLimit (approximate tokens = ceil(bytes / 4)).
+CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS = 3072
+CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS = 2048
+CODEX_DEFAULT_CONTEXT_LIMIT_TOKENS = 2500
+BYTES_PER_TOKEN = 4
+BRIEF_TARGET_TOKENS = 2000
+# Hook timeouts written into harness configuration.
+HOOK_TIMEOUT_SECONDS = 30
+SWEEP_HOOK_TIMEOUT_SECONDS = 60
+
+# Doctor's bounded metadata scan.
+DOCTOR_SCAN_MAX_ENTRIES = 1024
+DOCTOR_SCAN_MAX_DIRS = 512
+
+# Storage budget defaults (seed 003).
+BUDGET_WORKING_SET_BYTES = 1 * MIB
+BUDGET_WORKING_SET_FILES = 250
+BUDGET_FILE_BYTES = 16 * KIB
+BUDGET_VAULT_BYTES = 100 * MIB
+BUDGET_VAULT_FILES = 1000
+BUDGET_WARN_RATIO = 0.8
+
+# Leases and the improvement loop.
+LEASE_DEFAULT_TTL_SECONDS = 2 * 3600
+LEASE_MAX_TTL_SECONDS = 30 * 24 * 3600
+LOCAL_LOCK_TIMEOUT_SECONDS = 10.0
+REVALIDATE_AFTER_DAYS = 90
+HANDOFF_MAX_NEXT_ACTIONS = 3
+HANDOFF_MIN_NEXT_ACTIONS = 1
+
+# Warm retrieval.
+RECALL_MAIN_ALLOWANCE_BYTES = 12 * KIB
+RECALL_SUBAGENT_ALLOWANCE_BYTES = 8 * KIB
+RECALL_DEFAULT_LIMIT = 3
+RECALL_NOTE_CAP_BYTES = 64 * KIB
+
+# Journal search.
+LOG_DEFAULT_LIMIT = 20
+LOG_DEFAULT_WINDOW_LINES = 50_000
+LOG_MAX_WINDOW_LINES = 1_000_000
+LOG_WINDOW_GROWTH_FACTOR = 4
+
+# Delivery outbox.
+OUTBOX_LIFETIME_SECONDS = 7 * 24 * 3600
+OUTBOX_SWEEP_INTERVAL_SECONDS = 3600
+
+# Stop nudge: deterministic signals within one turn.
+STOP_NUDGE_MUTATIONS = 4
+STOP_NUDGE_TOOL_EVENTS = 10
+
+# Ids.
+ID_MAX_CHARS = 63
+NOTE_ID_MAX_CHARS = 128
+SLUG_MAX_CHARS = 48
+DEVICE_SUFFIX_CHARS = 4

@@ -1,0 +1,240 @@
+"""Notes: Markdown with a YAML frontmatter block, and the one loader for that format.
+
+Only this module imports ruamel.yaml, and only when a frontmatter block is actually parsed, so the
+startup hook's cached path never pays for it. Frontmatter is parsed in safe mode and refused when it
+has duplicate keys, anchors or aliases (the "billion laughs" family), nesting deeper than
+`FRONTMATTER_MAX_DEPTH`, more than `FRONTMATTER_CAP_BYTES`, or is not a mapping. Text must be valid
+UTF-8; a leading BOM is dropped and every line ending becomes `\\n` before anything else looks at it,
+so line numbers in notices count from the first line of the file, frontmatter included.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from continuity import limits
+from continuity.errors import NoteError
+
+NOTE_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+@dataclass(frozen=True)
+class Note:
+    meta: dict[str, Any]
+    body: str
+    body_start_line: int  # 1-based line of the file where the body begins
+    text: str  # the whole decoded, newline-normalized text
+
+
+def normalize_newlines(text: str) -> str:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    for sep in ("\u2028", "\u2029", "\x85"):
+        if sep in text:
+            text = text.replace(sep, "\n")
+    return text
+
+
+def decode(data: bytes, name: str) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise NoteError(f"{name} line {line}: not valid UTF-8", "invalid") from None
+    return normalize_newlines(text.removeprefix("\ufeff"))
+
+
+def split_frontmatter(text: str, name: str) -> tuple[str | None, str, int]:
+    """(frontmatter text or None, body, body start line). A block that never closes is an error."""
+    if not text.startswith("---\n") and text.rstrip("\n") != "---":
+        return None, text, 1
+    end = -1
+    position = 4
+    line_no = 2
+    while position <= len(text):
+        newline = text.find("\n", position)
+        line = text[position:] if newline < 0 else text[position:newline]
+        if line.rstrip() in ("---", "..."):
+            end = position
+            break
+        if newline < 0:
+            break
+        position = newline + 1
+        line_no += 1
+    if end < 0:
+        raise NoteError(f"{name}: the frontmatter block has no closing '---' line", "invalid")
+    front = text[4:end]
+    after = text.find("\n", end)
+    body = "" if after < 0 else text[after + 1 :]
+    return front, body, line_no + 1
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def parse_frontmatter(front: str, name: str) -> dict[str, Any]:
+    if len(front.encode("utf-8")) > limits.FRONTMATTER_CAP_BYTES:
+        raise NoteError(f"{name}: frontmatter is over {limits.FRONTMATTER_CAP_BYTES} bytes", "invalid")
+    from ruamel.yaml import events
+    from ruamel.yaml.error import YAMLError
+
+    yaml = _yaml()
+    try:
+        depth = 0
+        for event in yaml.parse(front):
+            if isinstance(event, events.AliasEvent) or getattr(event, "anchor", None):
+                raise NoteError(f"{name}: frontmatter uses YAML anchors or aliases, which are refused", "invalid")
+            if isinstance(event, (events.MappingStartEvent, events.SequenceStartEvent)):
+                depth += 1
+                if depth > limits.FRONTMATTER_MAX_DEPTH:
+                    raise NoteError(f"{name}: frontmatter is nested too deeply", "invalid")
+            elif isinstance(event, (events.MappingEndEvent, events.SequenceEndEvent)):
+                depth -= 1
+        meta = yaml.load(front)
+    except NoteError:
+        raise
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        kind = "duplicate key" if "Duplicate" in type(exc).__name__ else str(problem).split("\n")[0]
+        raise NoteError(f"{name}{where}: invalid frontmatter ({kind})", "invalid") from None
+    except (RecursionError, ValueError, TypeError) as exc:
+        raise NoteError(f"{name}: invalid frontmatter ({type(exc).__name__})", "invalid") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
+        raise NoteError(f"{name}: frontmatter must be a mapping with text keys", "invalid")
+    return meta
+
+
+def parse_note(data: bytes, name: str, *, require_frontmatter: bool = True) -> Note:
+    text = decode(data, name)
+    front, body, start = split_frontmatter(text, name)
+    if front is None:
+        if require_frontmatter:
+            raise NoteError(f"{name}: no frontmatter block (a note starts with a '---' line)", "invalid")
+        return Note({}, body, start, text)
+    return Note(parse_frontmatter(front, name), body, start, text)
+
+
+def is_note_id(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= limits.NOTE_ID_MAX_CHARS
+        and value[0] in "abcdefghijklmnopqrstuvwxyz0123456789"
+        and all(c in NOTE_ID_CHARS for c in value)
+    )
+
+
+def as_utc(value: object) -> dt.datetime | None:
+    """A frontmatter time as an aware UTC datetime; quoted and unquoted forms mean the same."""
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+    if isinstance(value, str):
+        raw = value.strip()
+        if raw.endswith(("Z", "z")):
+            raw = raw[:-1] + "+00:00"
+        try:
+            parsed = dt.datetime.fromisoformat(raw)
+        except ValueError:
+            return None
+        return parsed.replace(tzinfo=dt.timezone.utc) if parsed.tzinfo is None else parsed.astimezone(dt.timezone.utc)
+    return None
+
+
+def as_date(value: object) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    moment = as_utc(value)
+    return moment.date() if moment else None
+
+
+def format_utc(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3 or not stripped.startswith("#"):
+        return None
+    level = len(stripped) - len(stripped.lstrip("#"))
+    rest = stripped[level:]
+    if level > 6 or (rest and not rest[0].isspace()):
+        return None
+    title = rest.strip().rstrip("#").strip()
+    return level, title
+
+
+def headings(body: str) -> list[tuple[int, int, str]]:
+    """(line index, level, title) of ATX headings outside fenced code blocks."""
+    found: list[tuple[int, int, str]] = []
+    fence: str | None = None
+    for index, line in enumerate(body.split("\n")):
+        stripped = line.lstrip(" ")
+        marker = stripped[:3]
+        if marker in ("```", "~~~") and len(line) - len(stripped) <= 3:
+            char = marker[0]
+            run = len(stripped) - len(stripped.lstrip(char))
+            if fence is None:
+                fence = char * run
+            elif stripped.startswith(fence) and not stripped.strip(char).strip():
+                fence = None
+            continue
+        if fence is None:
+            heading = _heading(line)
+            if heading:
+                found.append((index, heading[0], heading[1]))
+    return found
+
+
+def section(body: str, title: str) -> str | None:
+    """The text under a level-two heading (any case) up to the next heading of level one or two."""
+    lines = body.split("\n")
+    marks = headings(body)
+    wanted = " ".join(title.split()).casefold()
+    for position, (index, level, text) in enumerate(marks):
+        if level == 2 and " ".join(text.split()).casefold() == wanted:
+            end = len(lines)
+            for later_index, later_level, _ in marks[position + 1 :]:
+                if later_level <= 2:
+                    end = later_index
+                    break
+            return "\n".join(lines[index + 1 : end]).strip("\n")
+    return None
+
+
+def compact_part(body: str) -> str:
+    """What a hot source contributes: its `## Brief` section when it has one, else its whole body."""
+    brief = section(body, "Brief")
+    return (brief if brief is not None else body).strip("\n")
+
+
+def dump_frontmatter(meta: dict[str, Any]) -> str:
+    """Serialize frontmatter for writers; times are written as quoted UTC strings."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    buffer = io.StringIO()
+    clean = {k: (format_utc(v) if isinstance(v, dt.datetime) else v) for k, v in meta.items()}
+    yaml.dump(clean, buffer)
+    return buffer.getvalue()
+
+
+def compose(meta: dict[str, Any], body: str) -> str:
+    return f"---\n{dump_frontmatter(meta)}---\n{body if body.endswith(chr(10)) else body + chr(10)}"

@@ -1,0 +1,175 @@
+"""The vault's layout and the one safe way to read a file from it.
+
+Every read of private material goes through `read_capped`, which walks the path one component at a
+time without following symbolic links, refuses anything that is not a regular file (a FIFO must never
+block a session start), checks the size before reading and reads at most cap + 1 bytes, so a 6 GiB
+sparse file costs one `fstat`. Paths come from the tools themselves or are checked by `safe_rel`, so
+nothing can name a file outside the vault.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from continuity.errors import InputRejected, NoteError
+
+SYSTEM = "00-system"
+PROJECTS = "10-project"
+STATE = "20-state"
+HANDOFFS = "20-state/handoffs"
+CANDIDATES = "20-state/candidates"
+SESSIONS = "20-state/sessions"
+MEMORY = "30-memory"
+FACTS = "30-memory/facts"
+DECISIONS = "30-memory/decisions"
+LESSONS = "30-memory/lessons"
+DOCUMENTS = "40-documents"
+DEVICES = "50-devices"
+INBOX = "60-inbox"
+ARCHIVE = "90-archive"
+TOOL_STATE = ".continuity"
+LEASES = ".continuity/leases"
+
+SOUL = "00-system/SOUL.md"
+PREFERENCES = "00-system/PREFERENCES.md"
+INDEX = "00-system/INDEX.md"
+MEMORY_POLICY = "00-system/MEMORY_POLICY.md"
+
+WORKING_SET_DIRS = (SYSTEM, PROJECTS, STATE, MEMORY, DEVICES)
+ALL_DIRS = (
+    SYSTEM,
+    PROJECTS,
+    STATE,
+    HANDOFFS,
+    CANDIDATES,
+    SESSIONS,
+    MEMORY,
+    FACTS,
+    DECISIONS,
+    LESSONS,
+    DOCUMENTS,
+    DEVICES,
+    INBOX,
+    ARCHIVE,
+    TOOL_STATE,
+    LEASES,
+)
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_USE_DIR_FD = os.open in os.supports_dir_fd and bool(_O_NOFOLLOW) and bool(_O_DIRECTORY)
+
+
+def project_profile(project: str) -> str:
+    return f"{PROJECTS}/{project}/PROJECT.md"
+
+
+def device_dir(device: str) -> str:
+    return f"{DEVICES}/{device}"
+
+
+def device_profile(device: str) -> str:
+    return f"{DEVICES}/{device}/DEVICE.md"
+
+
+def journal(device: str) -> str:
+    return f"{DEVICES}/{device}/journal.jsonl"
+
+
+def safe_rel(rel: str) -> str:
+    """Check a vault-relative path given by a person or a note: no absolute paths, no `..`."""
+    if not rel or "\x00" in rel or "\\" in rel:
+        raise InputRejected(f"invalid vault path {rel!r}")
+    parts = PurePosixPath(rel).parts
+    if PurePosixPath(rel).is_absolute() or any(p in ("..", ".", "") for p in parts):
+        raise InputRejected(f"path {rel!r} would leave the vault")
+    return "/".join(parts)
+
+
+def _open_nofollow(vault: Path, rel: str) -> int:
+    """Open `rel` for reading, refusing a symbolic link at any component."""
+    parts = rel.split("/")
+    if not _USE_DIR_FD:
+        current = vault
+        for part in parts:
+            current = current / part
+            if current.is_symlink():
+                raise OSError(errno.ELOOP, "symbolic link", str(current))
+        return os.open(current, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
+    dir_fd = os.open(vault, os.O_RDONLY | _O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            next_fd = os.open(part, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = next_fd
+        return os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def read_capped(vault: Path, rel: str, cap: int) -> bytes:
+    """The bytes of a regular vault file of at most `cap` bytes, or a NoteError with its reason.
+
+    Reasons: `missing`, `link`, `invalid` (not a regular file), `too_large`, `unreadable`.
+    """
+    try:
+        fd = _open_nofollow(vault, rel)
+    except FileNotFoundError:
+        raise NoteError(f"{rel} is missing", "missing") from None
+    except NotADirectoryError:
+        raise NoteError(f"{rel}: a folder on its path is a file or a link", "link") from None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) or (exc.errno == errno.ENOTDIR):
+            raise NoteError(f"{rel} is a symbolic link (links are never followed)", "link") from None
+        raise NoteError(f"{rel} cannot be opened ({exc.strerror})", "unreadable") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NoteError(f"{rel} is not a regular file", "invalid")
+        if info.st_size > cap:
+            raise NoteError(f"{rel} is {info.st_size} bytes, over its cap of {cap}", "too_large")
+        chunks: list[bytes] = []
+        remaining = cap + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        raise NoteError(f"{rel} cannot be read ({exc.strerror})", "unreadable") from None
+    finally:
+        os.close(fd)
+    if len(data) > cap:
+        raise NoteError(f"{rel} grew past its cap of {cap} bytes while being read", "too_large")
+    return data
+
+
+def list_notes(vault: Path, rel_dir: str) -> list[tuple[str, os.stat_result]]:
+    """Regular `*.md` files directly in a vault folder, sorted by name, without following links.
+
+    Links and other non-regular entries are returned too (their lstat result says what they are) so
+    callers can report them; hidden names (temporary files) are skipped.
+    """
+    folder = vault / rel_dir
+    try:
+        if folder.is_symlink() or not folder.is_dir():
+            return []
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    out: list[tuple[str, os.stat_result]] = []
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.name.endswith(".md"):
+            continue
+        try:
+            out.append((f"{rel_dir}/{entry.name}", entry.stat(follow_symlinks=False)))
+        except OSError:
+            continue
+    out.sort()
+    return out

@@ -1,0 +1,66 @@
+"""Shared fixtures: every test runs with HOME, XDG_* and the connection override inside tmp_path.
+
+An always-on fixture points the user's directories at a temporary folder and makes the real home
+unreachable, so no test can read or write a person's own vault, cache or harness configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name, sub in (
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+    ):
+        monkeypatch.setenv(name, str(home / sub))
+    monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(tmp_path / "no-connection-configured"))
+    monkeypatch.delenv("CONTINUITY_DEBUG", raising=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
+    yield home
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return proc.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A real git repository with one commit."""
+    path = tmp_path / "work" / "demo-app"
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("demo\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "first")
+    return path
+
+
+def use_connection(monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
+    """Let discovery find the checkout's own `.agent-vault` instead of the per-test override."""
+    monkeypatch.delenv("AGENT_VAULT_CONNECTION", raising=False)
+    monkeypatch.chdir(repo)
+
+
+def env_without_override() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("AGENT_VAULT_CONNECTION", None)
+    return env
