@@ -1,0 +1,20 @@
+"""Printing helpers shared by the command modules: one JSON document, or plain lines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+
+
+def emit_json(document: dict[str, Any]) -> None:
+    typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
+
+
+def emit(text: str) -> None:
+    typer.echo(text)
+
+
+def warn(text: str) -> None:
+    typer.echo(text, err=True)

@@ -1,0 +1,119 @@
+"""The startup hook and the manual render: from a directory to a brief, failing open.
+
+Fail open for the session, fail closed for content: whatever goes wrong (no vault, a broken note, a
+bug) the session still starts, with a short notice that private memory was not (fully) restored and
+never with a traceback or a claim that it was. The hook prints at most one JSON object of exactly the
+shape Codex validates (`hookSpecificOutput` with `hookEventName` and `additionalContext`, no other key
+anywhere), prints nothing for a checkout that no connection reaches, and always exits 0.
+
+This module and everything it imports at module level use the standard library only; YAML and the
+secret scanner are imported by the cold path alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from continuity import connection, limits, render
+from continuity.errors import NotConnected
+from continuity.render import Brief
+
+EXIT_FOR_STATUS = {"restored": 0, "partial": 1, "unavailable": 3}
+REEXEC_ENV = "CONTINUITY_REEXEC"
+
+
+def _why(exc: NotConnected) -> str:
+    if isinstance(exc, connection.AmbiguousConnection):
+        return "sibling worktrees of this repository disagree about which vault to use"
+    if isinstance(exc, connection.NoConnection):
+        return "this checkout is not connected to a vault"
+    return "the connection file could not be used"
+
+
+def build(cwd: Path, event: str, harness: str, environ: dict[str, str] | None = None) -> Brief | None:
+    """The brief for `cwd`, or None when no connection reaches it at all."""
+    try:
+        conn = connection.discover(cwd, environ)
+    except connection.NoConnection:
+        return None
+    except NotConnected as exc:
+        return render.unavailable(event, harness, _why(exc))
+    try:
+        root = connection.require_vault(conn)
+    except NotConnected:
+        return render.unavailable(event, harness, "the vault is not reachable from this computer")
+    from continuity import startup_cache
+
+    return startup_cache.brief_for(root, conn, event, harness)
+
+
+def build_safely(cwd: Path, event: str, harness: str, environ: dict[str, str] | None = None) -> Brief | None:
+    """`build`, turning any unexpected failure except a missing import into an unavailable brief."""
+    try:
+        return build(cwd, event, harness, environ)
+    except ImportError:
+        raise
+    except Exception as exc:
+        if os.environ.get("CONTINUITY_DEBUG") == "1":
+            raise
+        return render.unavailable(event, harness, f"the startup code failed ({type(exc).__name__})")
+
+
+def format_text(brief: Brief, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(brief.to_json(), ensure_ascii=False, indent=2)
+    return brief.text
+
+
+def render_command(cwd: Path, event: str, fmt: str, harness: str) -> tuple[str, int]:
+    """What `lifecycle render` and `agent-startup-context.py --render` print, and their exit code."""
+    brief = build_safely(cwd, event, harness)
+    if brief is None:
+        brief = render.unavailable(event, harness, "this checkout is not connected to a vault")
+    return format_text(brief, fmt), EXIT_FOR_STATUS[brief.status]
+
+
+def hook_output(event: str, brief: Brief) -> str:
+    payload = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": brief.text}}
+    return json.dumps(payload, ensure_ascii=True, separators=(",", ":"))
+
+
+def parse_stdin(data: bytes) -> dict[str, object] | None:
+    try:
+        value = json.loads(data.decode("utf-8", errors="replace") or "null")
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_stdin() -> bytes:
+    try:
+        stream = sys.stdin.buffer if sys.stdin is not None else None
+        return stream.read(limits.HOOK_STDIN_CAP_BYTES + 1) if stream is not None else b""
+    except (OSError, ValueError):
+        return b""
+
+
+def run_hook(harness: str, data: bytes) -> str:
+    """The hook's stdout for one harness call ('' for nothing)."""
+    payload = parse_stdin(data)
+    if payload is None or len(data) > limits.HOOK_STDIN_CAP_BYTES:
+        return ""
+    event = payload.get("hook_event_name")
+    raw_cwd = payload.get("cwd")
+    cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and raw_cwd else Path.cwd()
+    if event in render.EVENTS:
+        assert isinstance(event, str)
+        brief = build_safely(cwd, event, harness)
+        if brief is None:
+            return ""
+        from continuity import hookstate
+
+        brief = hookstate.after_start(payload, brief, harness)
+        return hook_output(event, brief)
+    from continuity import hookstate
+
+    return hookstate.handle(payload, harness)

@@ -1,0 +1,157 @@
+"""`lifecycle init`: connect a checkout to a vault on this computer, creating the vault if asked.
+
+Idempotent by design: running it again with the same answers changes nothing, and the device id of an
+existing connection is kept unless another is asked for, because a new random id on every run would
+orphan this computer's device profile, journal and lease. Pointing an existing connection at another
+vault, device or project needs `--force`. Profiles are created from templates only when missing;
+an existing note is never overwritten.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from continuity import atomic, connection, limits, notes, vault
+from continuity.errors import InputRejected, NotConnected
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def resource_dir(name: str) -> Path:
+    """`templates/` or `vault-template/` of the checkout this package runs from."""
+    folder = CHECKOUT / name
+    if not folder.is_dir():
+        raise NotConnected(
+            f"cannot find {name}/ beside the package; install continuity from its checkout (pip install -e .)"
+        )
+    return folder
+
+
+@dataclass
+class InitResult:
+    connection_file: Path
+    vault: Path
+    device: str
+    project: str
+    created_vault: bool = False
+    created: list[str] = field(default_factory=list)
+    changed_connection: bool = False
+    exclude_added: bool = False
+
+
+def default_device() -> str:
+    import secrets as random_source
+
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    suffix = "".join(random_source.choice(alphabet) for _ in range(limits.DEVICE_SUFFIX_CHARS))
+    base = connection.make_id(socket.gethostname().split(".")[0], "device")
+    return f"{base[: limits.ID_MAX_CHARS - limits.DEVICE_SUFFIX_CHARS - 1].strip('-')}-{suffix}"
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        template = template.replace("{{" + key + "}}", value)
+    return template
+
+
+def copy_template(source: Path, target: Path) -> None:
+    """Copy the vault skeleton: folders and notes, never links, never the `.keep` placeholders."""
+    for folder, dirs, files in os.walk(source):
+        rel = Path(folder).relative_to(source)
+        (target / rel).mkdir(parents=True, exist_ok=True, mode=0o700)
+        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
+        for name in files:
+            path = Path(folder) / name
+            if name == ".keep" or path.is_symlink():
+                continue
+            atomic.write_bytes(target / rel / name, path.read_bytes())
+
+
+def _check_new_target(path: Path) -> None:
+    if path.is_symlink():
+        raise InputRejected(f"{path} is a symbolic link; give the real folder for a new vault")
+    if path.exists():
+        if not path.is_dir():
+            raise InputRejected(f"{path} exists and is not a folder")
+        if any(path.iterdir()):
+            raise InputRejected(f"{path} is not empty; --new creates a vault only in an absent or empty folder")
+
+
+def _create_note(root: Path, rel: str, text: str, result: InitResult) -> None:
+    target = root / rel
+    if os.path.lexists(target):
+        return
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        atomic.write_text(target, text, exclusive=True)
+    except FileExistsError:
+        return
+    result.created.append(rel)
+
+
+def init(
+    cwd: Path,
+    vault_path: Path,
+    *,
+    new: bool = False,
+    device: str | None = None,
+    project: str | None = None,
+    force: bool = False,
+    now: dt.datetime | None = None,
+) -> InitResult:
+    repo = connection.find_repo_root(cwd)
+    if repo is None:
+        raise NotConnected(f"{cwd} is not inside a git checkout; run init in the repository to connect")
+    for kind, value in (("device", device), ("project", project)):
+        if value is not None and not connection.is_valid_id(value):
+            raise InputRejected(f"invalid {kind} id {value!r}: use ^[a-z0-9][a-z0-9-]{{0,62}}$")
+    root = Path(os.path.abspath(os.path.expanduser(str(vault_path))))
+    file = repo / connection.CONNECTION_FILE
+    existing: connection.Connection | None = None
+    if os.path.lexists(file):
+        try:
+            existing = connection.load_connection(file, "checkout", repo)
+        except NotConnected:
+            if not force:
+                raise InputRejected(f"{file} exists but is invalid; rerun with --force to replace it") from None
+    device = device or (existing.device if existing else default_device())
+    project = project or (existing.project if existing else connection.make_id(repo.name, "project"))
+    if existing and not force and (existing.vault, existing.device, existing.project) != (root, device, project):
+        raise InputRejected(
+            f"this checkout is already connected (vault {existing.vault}, device {existing.device}, "
+            f"project {existing.project}); rerun with --force to change it"
+        )
+    result = InitResult(file, root, device, project)
+    if new:
+        _check_new_target(root)
+        copy_template(resource_dir("vault-template"), root)
+        result.created_vault = True
+    elif not root.is_dir():
+        raise NotConnected(f"the vault {root} does not exist; add --new to create it there")
+    for rel in (*vault.ALL_DIRS, vault.device_dir(device) + "/notes", f"{vault.PROJECTS}/{project}"):
+        folder = root / rel
+        if folder.is_symlink():
+            raise InputRejected(f"{rel} in the vault is a symbolic link; links are never followed")
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    moment = notes.format_utc(now or dt.datetime.now(dt.timezone.utc))
+    values = {"device": device, "project": project, "created": moment, "host": socket.gethostname()}
+    templates = resource_dir("templates")
+    _create_note(root, vault.device_profile(device), fill((templates / "device.md").read_text("utf-8"), values), result)
+    _create_note(
+        root, vault.project_profile(project), fill((templates / "project.md").read_text("utf-8"), values), result
+    )
+    text = connection.render_connection(root, device, project, sys.executable)
+    old = file.read_bytes() if file.is_file() and not file.is_symlink() else None
+    if old != text.encode("utf-8"):
+        atomic.write_text(file, text, 0o600)
+        result.changed_connection = True
+    elif stat.S_IMODE(file.stat().st_mode) != 0o600:
+        file.chmod(0o600)
+    result.exclude_added = connection.ensure_ignored(repo, connection.CONNECTION_FILE)
+    return result

@@ -1,0 +1,209 @@
+"""The startup sources: gathered as raw bytes, then validated into what the brief may show.
+
+The two steps are apart on purpose. `gather` only reads (standard library, capped, no links, no other
+device's folder) and its result is what the startup cache is keyed on: when every gathered byte is
+the same as last time, the validated brief is too. `validate` parses frontmatter, checks labels and
+caps and runs the secret gate; it is the cold path and the only one that imports YAML or the scanner.
+
+A source with a secret, over its cap, with broken frontmatter, behind a link or with a mismatched
+label is left out whole and named in a notice (for secrets: line and detector, never the value).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from continuity import handoff, limits, notes, vault
+from continuity.errors import NoteError
+from continuity.render import CEILING_ORDER, EVENT_SOURCES, SourceView
+
+HOT_TYPES = {"soul": "soul", "preferences": "preferences", "project": "project", "device": "device"}
+HOT_CAPS = {
+    "soul": limits.SOUL_CAP_BYTES,
+    "preferences": limits.PREFERENCES_CAP_BYTES,
+    "project": limits.PROJECT_CAP_BYTES,
+    "device": limits.DEVICE_CAP_BYTES,
+    "handoff": limits.HANDOFF_CAP_BYTES,
+}
+POLICY_FILES = (vault.INDEX, vault.MEMORY_POLICY)
+
+
+@dataclass(frozen=True)
+class Raw:
+    name: str
+    rel: str
+    data: bytes | None
+    error: NoteError | None
+    size: int | None
+
+
+@dataclass(frozen=True)
+class Gathered:
+    event: str
+    project: str
+    device: str
+    hot: tuple[Raw, ...]
+    handoffs: tuple[tuple[str, bytes | NoteError], ...]
+    policy: tuple[Raw, ...]
+
+    def digest(self) -> str:
+        """A digest of everything validation depends on (the cache key's vault part)."""
+        h = hashlib.sha256()
+        h.update(f"{self.event}\0{self.project}\0{self.device}\0".encode())
+        for raw in (*self.hot, *self.policy):
+            h.update(f"{raw.name}\0{raw.rel}\0{raw.size}\0".encode())
+            h.update(raw.data if raw.data is not None else f"!{raw.error and raw.error.reason}".encode())
+            h.update(b"\0")
+        for rel, data in self.handoffs:
+            h.update(rel.encode() + b"\0")
+            h.update(data if isinstance(data, bytes) else f"!{data.reason}:{data}".encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+
+def hot_paths(project: str, device: str) -> dict[str, str]:
+    return {
+        "soul": vault.SOUL,
+        "preferences": vault.PREFERENCES,
+        "project": vault.project_profile(project),
+        "device": vault.device_profile(device),
+    }
+
+
+def _size(root: Path, rel: str) -> int | None:
+    try:
+        return os.lstat(root / rel).st_size
+    except OSError:
+        return None
+
+
+def read_raw(root: Path, name: str, rel: str, cap: int) -> Raw:
+    try:
+        data = vault.read_capped(root, rel, cap)
+    except NoteError as exc:
+        size = None if exc.reason in ("missing", "link") else _size(root, rel)
+        return Raw(name, rel, None, exc, size)
+    return Raw(name, rel, data, None, len(data))
+
+
+def gather(root: Path, project: str, device: str, event: str) -> Gathered:
+    paths = hot_paths(project, device)
+    hot = tuple(read_raw(root, n, paths[n], HOT_CAPS[n]) for n in EVENT_SOURCES[event] if n != "handoff")
+    policy = tuple(read_raw(root, rel, rel, limits.LIFECYCLE_TEXT_CAP_BYTES) for rel in POLICY_FILES)
+    return Gathered(event, project, device, hot, tuple(handoff.read_all(root)), policy)
+
+
+def secret_notice(label: str, text: str) -> str | None:
+    from continuity.secrets import scan_text
+
+    findings = scan_text(text)
+    if not findings:
+        return None
+    shown = "; ".join(f.describe() for f in findings[:3])
+    more = f" and {len(findings) - 3} more" if len(findings) > 3 else ""
+    return f"{label} left out: secret-like content at {shown}{more}; remove it or mark a false positive with 'pragma: allowlist secret'"
+
+
+def _left_out(raw: Raw, reason: str, message: str, digest: str | None = None) -> SourceView:
+    path = None if reason == "missing" else raw.rel
+    return SourceView(raw.name, path, raw.size, digest, False, reason, None, message)
+
+
+def _validate_hot(raw: Raw, project: str, device: str) -> SourceView:
+    label = f"{raw.name} ({raw.rel})"
+    if raw.error is not None:
+        verb = "is missing" if raw.error.reason == "missing" else "left out"
+        return _left_out(raw, raw.error.reason, f"{label} {verb}: {raw.error}")
+    assert raw.data is not None
+    digest = hashlib.sha256(raw.data).hexdigest()
+    try:
+        note = notes.parse_note(raw.data, raw.rel)
+    except NoteError as exc:
+        return _left_out(raw, "invalid", f"{label} left out: {exc}", digest)
+    wanted = HOT_TYPES[raw.name]
+    if note.meta.get("type") != wanted:
+        return _left_out(raw, "invalid", f"{label} left out: frontmatter needs 'type: {wanted}'", digest)
+    found = secret_notice(label, note.text)
+    if found:
+        return _left_out(raw, "secret", found, digest)
+    if raw.name in ("project", "device"):
+        expected = project if raw.name == "project" else device
+        value = note.meta.get(raw.name)
+        if value != expected:
+            return _left_out(
+                raw,
+                "label_mismatch",
+                f"{label} left out: its '{raw.name}' is {str(value)[:64]!r}, expected {expected!r}",
+                digest,
+            )
+    return SourceView(raw.name, raw.rel, raw.size, digest, True, None, notes.compact_part(note.body))
+
+
+def _validate_handoff(gathered: Gathered) -> SourceView:
+    selection = handoff.select(list(gathered.handoffs), gathered.project)
+    chosen = selection.chosen
+    if chosen is None:
+        return SourceView("handoff", None, None, None, False, "missing")
+    raw = Raw("handoff", chosen.rel, chosen.data, None, chosen.size)
+    digest = hashlib.sha256(chosen.data).hexdigest()
+    label = f"handoff ({chosen.rel})"
+    if chosen.size > limits.HANDOFF_CAP_BYTES:
+        return _left_out(
+            raw,
+            "too_large",
+            f"{label} left out: {chosen.size} bytes, over its cap of {limits.HANDOFF_CAP_BYTES}; "
+            "no older handoff is used in its place",
+            None,
+        )
+    found = secret_notice(label, chosen.note.text)
+    if found:
+        return _left_out(raw, "secret", found + "; no older handoff is used in its place", digest)
+    return SourceView("handoff", chosen.rel, chosen.size, digest, True, None, handoff.brief_text(chosen))
+
+
+def policy_notices(gathered: Gathered) -> list[str]:
+    """INDEX.md and MEMORY_POLICY.md are validated (size, secrets) but never rendered."""
+    out: list[str] = []
+    for raw in gathered.policy:
+        if raw.error is not None:
+            if raw.error.reason != "missing":
+                out.append(f"{raw.rel} failed validation ({raw.error.reason}): {raw.error}")
+            continue
+        assert raw.data is not None
+        try:
+            text = notes.decode(raw.data, raw.rel)
+        except NoteError as exc:
+            out.append(f"{raw.rel} failed validation: {exc}")
+            continue
+        found = secret_notice(raw.rel, text)
+        if found:
+            out.append(found.replace(" left out:", " holds", 1))
+    return out
+
+
+def validate(gathered: Gathered) -> tuple[list[SourceView], list[str]]:
+    """(sources in the event's order, extra notices). Status and ceilings are render's business."""
+    views: dict[str, SourceView] = {}
+    for raw in gathered.hot:
+        views[raw.name] = _validate_hot(raw, gathered.project, gathered.device)
+    views["handoff"] = _validate_handoff(gathered)
+    # The total cap is checked on the raw sizes of the selected files, leaving out in ceiling order.
+    for name in CEILING_ORDER[gathered.event]:
+        total = sum(v.size or 0 for v in views.values() if v.included)
+        if total <= limits.STARTUP_TOTAL_CAP_BYTES:
+            break
+        view = views[name]
+        if view.included:
+            views[name] = replace(
+                view,
+                included=False,
+                reason="too_large",
+                text=None,
+                notice=f"{name} ({view.path}) left out: the startup sources together pass "
+                f"{limits.STARTUP_TOTAL_CAP_BYTES} bytes",
+            )
+    ordered = [views[name] for name in EVENT_SOURCES[gathered.event]]
+    return ordered, policy_notices(gathered)
