@@ -44,7 +44,8 @@ class FunnelGroup(TyperGroup):
     ) -> Any:
         label = prog_name or "lifecycle"
         try:
-            return super().main(
+            # Without standalone mode click returns the code of a `typer.Exit` instead of raising it.
+            returned = super().main(
                 args=args, prog_name=label, complete_var=complete_var, standalone_mode=False, **extra
             )
         except click.exceptions.Exit as exc:
@@ -53,6 +54,10 @@ class FunnelGroup(TyperGroup):
             click.echo(f"{label}: error: aborted", err=True)
             code = EXIT_USAGE
         except click.exceptions.UsageError as exc:
+            if not exc.format_message():  # bare `lifecycle`: the help was already printed
+                if standalone_mode:
+                    sys.exit(EXIT_USAGE)
+                return EXIT_USAGE
             hint = f" (see '{label} --help')"
             click.echo(f"{label}: error: {_one_line(exc.format_message())}{hint}", err=True)
             code = EXIT_USAGE
@@ -80,7 +85,7 @@ class FunnelGroup(TyperGroup):
             )
             code = EXIT_PROBLEMS
         else:
-            code = 0
+            code = returned if isinstance(returned, int) else 0
         if standalone_mode:
             sys.exit(code)
         return code
@@ -108,6 +113,9 @@ def _register() -> None:
     from continuity.cli import setup
 
     setup.register(app)
+    from continuity.cli import outbox
+
+    outbox.register(app)
 
 
 _register()
