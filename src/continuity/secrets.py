@@ -1,0 +1,587 @@
+"""The secret gate: one scanner for every reader of the vault (brief, doctor, handoffs, notes, recall).
+
+Private notes are where people paste credentials, so every source is scanned before anything of it is
+shown. A finding names the line, a stable detector id and a short fingerprint (a SHA-256 prefix of the
+value), never the value itself, so a notice, a log line or an exception can never leak what it found.
+
+Cost matters because this runs on the session-start hook's cold path. The common case is a clean prose
+note, so every detector is gated by literal substrings (`str.__contains__`, C speed) before any regular
+expression runs; expressions are compiled on first use; detect-secrets (hundreds of milliseconds to
+import) is imported only when a line holds something only its plugins recognise. Expressions use bounded
+repetition and literal anchors, so a 1 MiB line or 100,000 short lines scan in linear time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from continuity import secret_rules as rules
+
+ALLOWLIST_PRAGMA = "pragma: allowlist secret"
+SCAN_ERROR = "scan-error"
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """Where a secret-like value sits and what recognised it; the value itself is never kept."""
+
+    line: int
+    detector: str
+    fingerprint: str
+
+    def describe(self) -> str:
+        return f"line {self.line}: {self.detector} (fingerprint {self.fingerprint})"
+
+
+def fingerprint(value: str) -> str:
+    """First 12 hex digits of SHA-256: enough to tell findings apart, useless for recovering the value."""
+    import hashlib
+
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+class _Doc:
+    """The text plus a lazily built line index, shared by every detector of one scan."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: list[int] | None = None
+        self._lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        return self._lines
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            from itertools import accumulate
+
+            self._starts = [0, *accumulate(len(line) + 1 for line in self.lines[:-1])]
+        return self._starts
+
+    def line_of(self, offset: int) -> int:
+        """1-based line number of a character offset (lines end at LF; a CR before it is content)."""
+        from bisect import bisect_right
+
+        return bisect_right(self.starts, offset)
+
+
+Candidate = tuple[int, str, str]  # (offset, detector, value)
+
+
+def scan_text(text: str) -> list[Finding]:
+    """Every secret-like value in `text`, sorted, at most one finding per (line, detector).
+
+    Never raises: a detector that fails on some input yields a `scan-error` finding on line 1, so the
+    source is left out (fail closed) instead of being shown unscanned.
+    """
+    doc = _Doc(text)
+    found: list[Candidate] = []
+    for finder in _FINDERS:
+        try:
+            found.extend(finder(doc))
+        except Exception:  # noqa: BLE001 - the gate must fail closed, never crash its reader
+            found.append((0, SCAN_ERROR, f"{SCAN_ERROR}:{finder.__name__}"))
+    return _findings(doc, found)
+
+
+def _findings(doc: _Doc, found: list[Candidate]) -> list[Finding]:
+    if not found:
+        return []
+    allowed = _allowlisted_lines(doc)
+    seen: dict[tuple[int, str], Finding] = {}
+    for offset, detector, value in sorted(found):
+        line = doc.line_of(offset)
+        if line in allowed and detector != SCAN_ERROR:
+            continue
+        key = (line, detector)
+        if key not in seen:
+            seen[key] = Finding(line, detector, fingerprint(value))
+    return sorted(seen.values())
+
+
+def _allowlisted_lines(doc: _Doc) -> frozenset[int]:
+    text = doc.text
+    if "allowlist" not in text.lower():
+        return frozenset()
+    return frozenset(
+        number for number, line in enumerate(doc.lines, start=1) if ALLOWLIST_PRAGMA in line.lower()
+    )
+
+
+# --- detect-secrets, behind one adapter -------------------------------------------------------------
+
+# Plugins whose formats the project's own rules do not cover; everything else is ours, so the heavy
+# import is paid only for the rare line that names one of these services.
+DETECT_SECRETS_PLUGINS = (
+    "ArtifactoryDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "SoftlayerDetector",
+)
+_DS_TRIGGERS = ("artifactory", "jfrog", "akc", "cloudant", "discord", "ibm", "softlayer", "cos_hmac", "cos-hmac")
+_DS_DETECTORS = {
+    "Artifactory Credentials": "artifactory-token",
+    "Cloudant Credentials": "cloudant-credentials",
+    "Discord Bot Token": "discord-bot-token",
+    "IBM Cloud IAM Key": "ibm-cloud-iam-key",
+    "IBM COS HMAC Credentials": "ibm-cos-hmac-key",
+    "SoftLayer Credentials": "softlayer-api-key",
+}
+
+
+def _detect_secrets_candidates(doc: _Doc) -> list[Candidate]:
+    lowered = doc.text.lower()
+    if not any(trigger in lowered for trigger in _DS_TRIGGERS):
+        return []
+    wanted = [
+        (number, line.rstrip("\r"))
+        for number, line in enumerate(doc.lines, start=1)
+        if any(trigger in line.lower() for trigger in _DS_TRIGGERS)
+    ]
+    out: list[Candidate] = []
+    for number, detector, value in detect_secrets_scan(wanted):
+        out.append((doc.starts[number - 1], detector, value))
+    return out
+
+
+def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    """Run detect-secrets' line plugins on in-memory lines: (line number, detector id, value).
+
+    Uses `detect_secrets.core.scan._process_line_based_plugins`, the private loop behind `scan_file`
+    (pinned to detect-secrets 1.5.0; tests exercise it), inside `transient_settings` so the process-wide
+    settings are restored afterwards. Its heuristic filters are off: they drop real secrets, and the
+    project's own placeholder checks run on our rules instead. Each line is scanned alone, so a
+    plugin's context is that line.
+    """
+    if not lines:
+        return []
+    from detect_secrets.core.scan import _process_line_based_plugins
+    from detect_secrets.settings import transient_settings
+
+    config = {
+        "plugins_used": [{"name": name} for name in DETECT_SECRETS_PLUGINS],
+        "filters_used": [],
+    }
+    out: list[tuple[int, str, str]] = []
+    with transient_settings(config):
+        for number, line in lines:
+            for secret in _process_line_based_plugins(lines=[(1, line)], filename="note.md"):
+                value = secret.secret_value or ""
+                detector = _DS_DETECTORS.get(secret.type, "detect-secrets")
+                out.append((number, detector, value))
+    return out
+
+
+# --- detectors that need structure around the value ------------------------------------------------
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    """Compile on first use (multi-line mode: `^` is a line start); the rule module keeps the cache."""
+    return rules.compiled(pattern, re.MULTILINE)
+
+
+def _tokens(doc: _Doc) -> list[Candidate]:
+    return rules.token_candidates(doc.text)
+
+
+_PEM_HEADER = r"BEGIN [A-Z0-9 ]{0,30}?PRIVATE KEY(?: BLOCK)? ?-{3,5}"
+# After the header: escaped or real line breaks, up to four `Name: value` header lines (Proc-Type,
+# DEK-Info, Version, Comment), then at least 40 characters of base64 body. A header alone, as prose
+# mentions it, is not a key.
+_PEM_BODY = (
+    r"(?:\\[nr]|[ \t\r\n>\"'|])*?(?:[A-Za-z][A-Za-z0-9-]{1,30}: ?[^\n\\]{0,200}(?:\\n|\r?\n)[ \t>]*){0,4}"
+    r"(?:\\[nr]|[ \t\r\n>])*?[A-Za-z0-9+/=]{40}"
+)
+
+
+def _private_keys(doc: _Doc) -> list[Candidate]:
+    text = doc.text
+    out: list[Candidate] = []
+    if "PRIVATE KEY" in text:
+        body = _rx(_PEM_BODY)
+        for match in _rx(_PEM_HEADER).finditer(text):
+            start = match.start()
+            if not text[max(0, start - 6) : start].rstrip(" ").endswith("----"):
+                continue
+            tail = body.match(text, match.end(), min(len(text), match.end() + 1200))
+            if tail:
+                out.append((start, "private-key", text[start : tail.end()]))
+    if "Private-Lines:" in text:
+        for match in _rx(r"Private-Lines: ?[0-9]{1,4}\r?\n[A-Za-z0-9+/=]{40}").finditer(text):
+            out.append((match.start(), "putty-private-key", match.group(0)))
+    return out
+
+
+def _service_accounts(doc: _Doc) -> list[Candidate]:
+    text = doc.text
+    if "service_account" not in text or "private_key" not in text:
+        return []
+    pattern = _rx(r"\"private_key\"[ \t]{0,4}:[ \t]{0,4}\"(-----BEGIN[^\"]{40,8000})\"")
+    return [(m.start(), "gcp-service-account", m.group(1)) for m in pattern.finditer(text)]
+
+
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_URL_PASSWORD_WORDS = frozenset(
+    {"password", "pass", "passwd", "pwd", "pw", "secret", "changeme", "token", "apikey", "api_key", "x", "xx",
+     "xxx", "user", "username", "pass123", "mypassword", "yourpassword", "foo", "bar", "baz", "private"}
+)
+
+
+def _url_credentials(doc: _Doc) -> list[Candidate]:
+    text = doc.text
+    if "://" not in text or "@" not in text:
+        return []
+    auth = _rx(r"([^\s:/?#@\"'<>\[\]{}`|\\]{0,128}):([^\s/?#\"'<>`|\\]{1,256})@[A-Za-z0-9\[_%-]")
+    out: list[Candidate] = []
+    position = text.find("://")
+    while position >= 0:
+        begin = position
+        while begin > 0 and position - begin < 32 and text[begin - 1] in _SCHEME_CHARS:
+            begin -= 1
+        match = auth.match(text, position + 3) if position - begin >= 2 and text[begin].isalpha() else None
+        if match and _credential_ok(match.group(2)):
+            out.append((begin, "url-credentials", match.group(2)))
+        position = text.find("://", position + 3)
+    return out
+
+
+def _credential_ok(password: str) -> bool:
+    """A password in a URL or `curl -u` that is a value, not a reference or a filler."""
+    if password.lower() in _URL_PASSWORD_WORDS or password[0] in "$%*":
+        return False
+    if rules.is_placeholder(password) or set(password) <= {"*", "x", "X", ".", "-", "_"}:
+        return False
+    return not (password.isdigit() and len(password) <= 5)
+
+
+def _curl_credentials(doc: _Doc) -> list[Candidate]:
+    text = doc.text
+    if "curl" not in text.lower() or ("-u" not in text and "--user" not in text):
+        return []
+    pattern = _rx(r"(?:^|[ \t])(?:-u|--user)(?:[ \t]{1,8}|=)[\"']?([^\s\"':]{0,128}):([^\s\"']{1,256})")
+    out: list[Candidate] = []
+    for match in pattern.finditer(text):
+        password = match.group(2)
+        if _credential_ok(password) and not (password.isdigit() and match.group(1).isdigit()):
+            out.append((match.start(), "curl-credentials", password))
+    return out
+
+
+def _auth_headers(doc: _Doc) -> list[Candidate]:
+    text = doc.text
+    out: list[Candidate] = []
+    if "earer" in text:
+        for match in _rx(r"[Bb]earer[ \t]{1,8}([A-Za-z0-9._~+/=-]{16,4096})").finditer(text):
+            value = match.group(1)
+            if rules.looks_random(max(_split_any(value, "._~+/=-"), key=len), 12) and _has_digit_and_alpha(value):
+                out.append((match.start(), "bearer-token", value))
+    if "asic " in text:
+        for match in _rx(r"[Bb]asic[ \t]{1,8}([A-Za-z0-9+/]{8,512}={0,2})").finditer(text):
+            decoded = _b64_text(match.group(1))
+            if decoded and ":" in decoded:
+                user, _, password = decoded.partition(":")
+                if password and user and _credential_ok(password):
+                    out.append((match.start(), "basic-auth-header", match.group(1)))
+    return out
+
+
+def _split_any(value: str, separators: str) -> list[str]:
+    for separator in separators:
+        value = value.replace(separator, " ")
+    return value.split() or [""]
+
+
+def _has_digit_and_alpha(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _b64_text(value: str) -> str | None:
+    """Decode base64 to printable ASCII text, or None when it is not that."""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not raw or any(b < 0x20 or b > 0x7E for b in raw.rstrip(b"\r\n")):
+        return None
+    return raw.decode("ascii").rstrip("\r\n")
+
+
+# Secret-named keys in ENV, YAML, JSON, TOML and code. The name is found from a keyword inside it and
+# split into words (snake, kebab, dotted, camelCase); the last secret word decides, and only
+# environment-like words may follow it (`api_key_prod` yes, `password_file` and `token_url` no).
+_KEYWORDS = r"(?i:pass|pwd|secret|token|key|credential|creds)"
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw"})
+_SECRET_WORDS = _PASSWORD_WORDS | {"secret", "token", "apikey", "credential", "credentials", "creds",
+                                   "secretkey", "privatekey", "accesskey", "authkey", "clientsecret"}
+_KEY_QUALIFIER_NOT = frozenset(
+    {"primary", "foreign", "sort", "partition", "public", "pub", "idempotency", "cache", "map", "dict", "lookup",
+     "unique", "composite", "row", "object", "s3", "registry", "translation", "i18n", "react", "hot", "short",
+     "sign", "group", "host", "hash", "the", "a", "ssh", "gpg", "pgp", "deploy", "license", "routing", "shard",
+     "index", "field", "column", "json", "yaml", "dict", "api_"}
+)
+_TRAILING_OK = frozenset(
+    {"prod", "production", "dev", "development", "staging", "stage", "test", "live", "local", "qa", "uat", "old",
+     "new", "primary", "secondary", "backup", "value", "raw", "plain", "b64", "base64", "encoded", "default",
+     "main", "admin", "root", "ro", "rw", "readonly", "write", "read", "v1", "v2", "v3", "1", "2", "3", "current",
+     "next", "previous", "prev", "override", "env", "var"}
+)
+_PLACEHOLDER_VALUES = frozenset(
+    {"none", "null", "nil", "true", "false", "yes", "no", "undefined", "empty", "required", "optional", "string",
+     "str", "bytes", "secret", "password", "passwd", "token", "changeme", "default", "test", "testing", "example",
+     "sample", "hidden", "masked", "redacted", "unset", "not_set", "notset", "todo", "tbd", "n/a", "na", "env",
+     "auto", "generated", "random", "secretstr", "optional[str]", "secret_value", "your_password", "mysecret",
+     "supersecret", "password123", "hunter2", "letmein", "qwerty", "admin", "root", "guest", "sensitive"}
+)
+
+
+def _name_words(name: str) -> list[str]:
+    return [w.lower() for w in _rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+").findall(name)]
+
+
+def _secret_name(name: str) -> tuple[bool, bool]:
+    """(is the name secret-like, is it a password): decides from the last secret word of the name."""
+    words = _name_words(name)
+    for index in range(len(words) - 1, -1, -1):
+        word = words[index]
+        joined = "".join(words[max(0, index - 1) : index + 1])
+        secretish = word in _SECRET_WORDS or joined in _SECRET_WORDS
+        if word == "key" and not secretish:
+            secretish = index > 0 and words[index - 1] not in _KEY_QUALIFIER_NOT
+        if not secretish:
+            if word not in _TRAILING_OK:
+                return False, False
+            continue
+        if any(w in ("public", "pub", "publishable") for w in words):
+            return False, False
+        if words[0] in ("is", "has", "use", "no", "require", "show", "enable", "disable", "allow", "min", "max"):
+            return False, False
+        return True, word in _PASSWORD_WORDS or joined in _PASSWORD_WORDS
+    return False, False
+
+
+_TAIL = (
+    r"[\"'\]*_]{0,4}[ \t]{0,8}(?P<op>:=|=>|==|!=|=|:(?!:))[ \t*_]{0,8}"
+    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{0,512})(?P=q)|(?P<uv>[^\s\"'`,;]{1,512}))"
+)
+
+
+def _assignments(doc: _Doc) -> list[Candidate]:
+    text = doc.text
+    lowered = text.lower()
+    if not any(word in lowered for word in ("pass", "pwd", "secret", "token", "key", "credential", "creds")):
+        return []
+    tail = _rx(_TAIL)
+    flag_tail = _rx(r"[ \t]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\1|([^\s\"'`,;|&]{1,512}))")
+    out: list[Candidate] = []
+    resume = 0
+    for hit in _rx(_KEYWORDS).finditer(text):
+        if hit.start() < resume:
+            continue
+        begin = hit.start()
+        while begin > 0 and hit.start() - begin < 64 and text[begin - 1] in _NAME_CHARS:
+            begin -= 1
+        end = hit.end()
+        while end < len(text) and end - hit.end() < 64 and text[end] in _NAME_CHARS:
+            end += 1
+        resume = end
+        name = text[begin:end]
+        secret, password = _secret_name(name)
+        if not secret:
+            continue
+        match = tail.match(text, end)
+        if match and match.group("op") not in ("==", "!="):
+            quoted = match.group("q") is not None
+            value = match.group("qv") if quoted else match.group("uv")
+        elif name.startswith("--") and (flagged := flag_tail.match(text, end)):
+            quoted = flagged.group(1) is not None
+            value = flagged.group(2) if quoted else flagged.group(3)
+        else:
+            continue
+        if _assigned_value_ok(value, quoted, password):
+            out.append((begin, "secret-assignment", value))
+    return out
+
+
+def _assigned_value_ok(value: str, quoted: bool, password: bool) -> bool:
+    """Is the value assigned to a secret-named key a literal secret (not a reference or a filler)?"""
+    value = value.strip()
+    if not quoted:
+        value = value.rstrip(".)]}")
+    if len(value) < (6 if password else 8) or value.lower() in _PLACEHOLDER_VALUES:
+        return False
+    if value[0] in "$%!&@#|>" or rules.is_placeholder(value) or "://" in value:
+        return False
+    if not quoted and any(c in value for c in "()[]{}"):
+        return False
+    if _rx(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[0-9:./ TZ+\-]+").fullmatch(value):
+        return False  # an environment variable's name, a number, a date or a version
+    if _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value) and not quoted:
+        return False  # attribute access in code: settings.DB_PASSWORD
+    if value[0] in "/~." or _rx(r"[A-Za-z]:\\").match(value) or _rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+").fullmatch(value):
+        return False  # a path or an e-mail address
+    if _word_like(value):
+        return False
+    if password:
+        return _classes(value) >= 2 or rules.looks_random(value, 12)
+    return (_classes(value) >= 3 and len(value) >= 8) or rules.looks_random(value, 12)
+
+
+def _word_like(value: str) -> bool:
+    """Words and identifiers: `my-secret-name`, `CamelCaseType`, `snake_case_thing`, `Stored`."""
+    return bool(_rx(r"[a-z]+(?:[-_.' ][a-z]+)*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z][a-z]+(?:[-_ ][A-Z]?[a-z]+)*")
+                .fullmatch(value))
+
+
+def _classes(value: str) -> int:
+    return (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+
+
+# "The password is …", "pw for staging: …", "the API token is …": secrets written in sentences.
+_SENTENCE = (
+    r"(?i:\b(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
+    r"(?:[ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?)?"
+    r"[ \t]{0,4}(?:[ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|=|:|->|—)[ \t]{1,4}"
+    r"(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4})?)"
+    r"([\"'`“‘]?)([^\s\"'`”’]{4,256})"
+)
+
+
+def _sentences(doc: _Doc) -> list[Candidate]:
+    lowered = doc.text.lower()
+    if not any(word in lowered for word in ("pass", "pwd", "pw", "token", "key", "secret")):
+        return []
+    out: list[Candidate] = []
+    for match in _rx(_SENTENCE).finditer(doc.text):
+        keyword, quote, value = match.group(1).lower(), match.group(2), match.group(3)
+        value = value.rstrip(".,;:!?)]")
+        if not value or rules.is_placeholder(value) or value.lower() in _PLACEHOLDER_VALUES:
+            continue
+        if value[0] in "$%<{" or "://" in value or _rx(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+").fullmatch(value):
+            continue
+        if keyword.startswith("p"):
+            ok = len(value) >= 6 and not _word_like(value) and (bool(quote) or _classes(value) >= 2)
+            ok = ok and not _rx(r"[0-9:./\-]+").fullmatch(value) and "1password" not in value.lower()
+        else:
+            ok = rules.looks_random(value, 16) and _has_digit_and_alpha(value) and not _digest_like(value)
+        if ok:
+            out.append((match.start(), "password-sentence" if keyword.startswith("p") else "secret-sentence", value))
+    return out
+
+
+def _digest_like(value: str) -> bool:
+    lowered = value.lower()
+    if lowered.startswith(("sha256:", "sha512:", "sha1:", "md5:", "sha256-", "sha384-", "sha512-")):
+        return True
+    return len(value) in (7, 8, 10, 12, 40, 64, 128) and all(c in "0123456789abcdef" for c in lowered)
+
+
+def _aws_secrets(doc: _Doc) -> list[Candidate]:
+    """40-character AWS secret access keys, near an access key id or an `aws` mention."""
+    text = doc.text
+    lowered = text.lower()
+    if "aws" not in lowered and "secretaccesskey" not in lowered and "AKIA" not in text and "ASIA" not in text:
+        return []
+    lines = doc.lines
+    near = set()
+    for index, line in enumerate(lines):
+        low = line.lower()
+        if "aws" in low or "akia" in low or "asia" in low or "secret_access_key" in low or "secretaccesskey" in low:
+            near.update(range(max(0, index - 3), min(len(lines), index + 4)))
+    pattern = _rx(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+    out: list[Candidate] = []
+    for index in sorted(near):
+        line = lines[index][:4096]
+        for match in pattern.finditer(line):
+            value = match.group(0)
+            if (
+                _classes(value) >= 3
+                and "EXAMPLE" not in value
+                and rules.shannon_entropy(value) >= 4.0
+                and not rules.is_placeholder(value)
+            ):
+                out.append((doc.starts[index] + match.start(), "aws-secret-access-key", value))
+    return out
+
+
+def _kubernetes_secrets(doc: _Doc) -> list[Candidate]:
+    """Values under `data:`/`stringData:` of a Kubernetes Secret (base64 is an encoding, not a lock).
+
+    Works per YAML document (split at `---` and at Markdown fences), since `kubectl get -o yaml`
+    prints `data:` before `kind: Secret`.
+    """
+    text = doc.text
+    if "Secret" not in text or "ata:" not in text:
+        return []
+    kind = _rx(r"^[ \t]*[\"']?kind[\"']?[ \t]*:[ \t]*[\"']?Secret\b")
+    if not kind.search(text, 0) and not _rx(r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret\b").search(text):
+        return []
+    out: list[Candidate] = []
+    pending: list[Candidate] = []
+    is_secret = False
+    block_indent = -1
+    string_data = False
+    for index, line in enumerate(doc.lines):
+        stripped = line.strip()
+        if stripped.startswith(("---", "```", "~~~")):
+            out.extend(pending if is_secret else ())
+            pending, is_secret, block_indent = [], False, -1
+            continue
+        if kind.match(line):
+            is_secret = True
+        indent = len(line) - len(line.lstrip(" "))
+        if block_indent >= 0 and stripped and indent <= block_indent:
+            block_indent = -1
+        if stripped in ("data:", "stringData:"):
+            block_indent, string_data = indent, stripped == "stringData:"
+            continue
+        if block_indent < 0 or ":" not in stripped:
+            continue
+        value = stripped.partition(":")[2].strip().strip("\"'")
+        if not value or rules.is_placeholder(value) or value[0] in "$<{|>":
+            continue
+        if (len(value) >= 6 and not _word_like(value)) if string_data else _b64_any(value):
+            pending.append((doc.starts[index] + indent, "kubernetes-secret", value))
+    out.extend(pending if is_secret else ())
+    return out
+
+
+def _b64_any(value: str) -> bool:
+    import base64
+    import binascii
+
+    if len(value) < 4 or not _rx(r"[A-Za-z0-9+/]+={0,2}").fullmatch(value):
+        return False
+    try:
+        return bool(base64.b64decode(value + "=" * (-len(value) % 4), validate=True))
+    except (binascii.Error, ValueError):
+        return False
+
+
+_FINDERS = (
+    _tokens,
+    _private_keys,
+    _service_accounts,
+    _url_credentials,
+    _curl_credentials,
+    _auth_headers,
+    _assignments,
+    _sentences,
+    _aws_secrets,
+    _kubernetes_secrets,
+    _detect_secrets_candidates,
+)
