@@ -77,6 +77,11 @@ LOG_WINDOW_GROWTH_FACTOR = 4
 # Delivery outbox.
 OUTBOX_LIFETIME_SECONDS = 7 * 24 * 3600
 OUTBOX_SWEEP_INTERVAL_SECONDS = 3600
+# Tool-owned records inside output/ are small; anything larger is not ours and is refused unread.
+OUTBOX_STATE_CAP_BYTES = 1 * MIB
+OUTBOX_MANIFEST_CAP_BYTES = 1 * MIB
+# How long install-sweeper waits for `crontab` or `schtasks`.
+OUTBOX_SCHEDULER_TIMEOUT_SECONDS = 30
 
 # Stop nudge: deterministic signals within one turn.
 STOP_NUDGE_MUTATIONS = 4
