@@ -619,6 +619,7 @@ def test_an_unreadable_crontab_is_never_overwritten(
     assert code == 1 and out == ""
     assert "crontab -l failed" in err
     assert crontab.read_text() == OTHER_LINES
+    assert not (work / "output").exists()  # not activated either
 
 
 def test_installed_entry_sweeps_and_refuses_a_changed_script(

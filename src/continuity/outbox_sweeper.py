@@ -336,12 +336,14 @@ def install_sweeper(
     python = python or sys.executable
     scheduler = scheduler or ("schtasks" if sys.platform == "win32" else "cron")
     marker = marker_for(repo)
-    _, activated = activate(repo, now or utc_now(), dry_run=dry_run)  # legacy data stops us here
+    moment = now or utc_now()
+    activate(repo, moment, dry_run=True)  # legacy data stops us before anything is read or written
     if scheduler == "cron":
         entry = cron_line(repo, script, digest, python)
-        table = read_crontab()
+        table = read_crontab()  # an unreadable table stops us before activation
         merged = merge_crontab(table, entry, marker)
         changed = merged != table
+        _, activated = activate(repo, moment, dry_run=dry_run)
         if changed and not dry_run:
             write_crontab(merged)
     else:
@@ -351,6 +353,7 @@ def install_sweeper(
         args = subprocess.list2cmdline(["-c", PIN_CHECK_LOUD, str(script), digest, "sweep", "--quiet"])
         entry = f"{task}: {subprocess.list2cmdline([python])} {args} (in {repo})"
         changed = True  # /F replaces the task of the same name: still exactly one
+        _, activated = activate(repo, moment, dry_run=dry_run)
         if not dry_run:
             path = _write_temp(xml.encode("utf-16"), ".xml")
             try:
