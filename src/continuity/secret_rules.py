@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from itertools import pairwise
 from typing import NamedTuple
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -24,10 +25,40 @@ _WORDISH = _ALNUM | {"_"}
 
 # Substrings that mark a value as a filler, an example or an instruction to the reader, not a secret.
 PLACEHOLDER_MARKS = (
-    "xxxx", "****", "....", "…", "example", "your_", "your-", "yourtoken", "yourkey", "yourapi",
-    "placeholder", "redacted", "replace_me", "replaceme", "changeme", "change_me", "change-me",
-    "dummy", "insert", "goes_here", "goes-here", "_here", "-here", "<", ">", "${", "{{", "}}", "%(",
-    "fixme", "todo", "notreal", "not_real", "not-real",
+    "xxxx",
+    "****",
+    "....",
+    "…",
+    "example",
+    "your_",
+    "your-",
+    "yourtoken",
+    "yourkey",
+    "yourapi",
+    "placeholder",
+    "redacted",
+    "replace_me",
+    "replaceme",
+    "changeme",
+    "change_me",
+    "change-me",
+    "dummy",
+    "insert",
+    "goes_here",
+    "goes-here",
+    "_here",
+    "-here",
+    "<",
+    ">",
+    "${",
+    "{{",
+    "}}",
+    "%(",
+    "fixme",
+    "todo",
+    "notreal",
+    "not_real",
+    "not-real",
 )
 
 
@@ -47,12 +78,7 @@ def is_placeholder(value: str) -> bool:
     lowered = value.lower()
     if any(mark in lowered for mark in PLACEHOLDER_MARKS):
         return True
-    run = 1
-    for before, after in zip(lowered, lowered[1:]):
-        run = run + 1 if before == after else 1
-        if run >= 6:
-            return True
-    return False
+    return compiled(r"(.)\1{5}", re.DOTALL).search(lowered) is not None
 
 
 def is_sequential(value: str) -> bool:
@@ -60,7 +86,7 @@ def is_sequential(value: str) -> bool:
     if len(value) < 8:
         return False
     lowered = value.lower()
-    steps = sum(1 for a, b in zip(lowered, lowered[1:]) if ord(b) - ord(a) == 1)
+    steps = sum(1 for a, b in pairwise(lowered) if ord(b) - ord(a) == 1)
     return steps * 2 >= len(value) - 1
 
 
@@ -138,19 +164,35 @@ class TokenRule(NamedTuple):
 
 
 RULES: tuple[TokenRule, ...] = (
-    TokenRule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_[A-Za-z0-9]{36}",
-              _checksummed),
-    TokenRule("github-fine-grained-token", ("github_pat_",), r"github_pat_[A-Za-z0-9_]{40,255}",
-              _random_after(11, 30)),
-    TokenRule("gitlab-token", ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glft-", "glimt-", "glcbt-",
-                               "gloas-", "glagent-"),
-              r"gl(?:pat|dt|rt|ptt|soat|ft|imt|cbt|oas|agent)-[A-Za-z0-9_.\-]{20,200}", _random_tail),
+    TokenRule(
+        "github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_[A-Za-z0-9]{36}", _checksummed
+    ),
+    TokenRule(
+        "github-fine-grained-token",
+        ("github_pat_",),
+        r"github_pat_[A-Za-z0-9_]{40,255}",
+        _random_after(11, 30),
+    ),
+    TokenRule(
+        "gitlab-token",
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glft-", "glimt-", "glcbt-", "gloas-", "glagent-"),
+        r"gl(?:pat|dt|rt|ptt|soat|ft|imt|cbt|oas|agent)-[A-Za-z0-9_.\-]{20,200}",
+        _random_tail,
+    ),
     TokenRule("gitlab-runner-token", ("GR1348941",), r"GR1348941[A-Za-z0-9_\-]{20,}", _random_after(9, 16)),
-    TokenRule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA"), r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}",
-              _not_example),
+    TokenRule(
+        "aws-access-key-id",
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+        r"A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}",
+        _not_example,
+    ),
     TokenRule("anthropic-api-key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_\-]{32,300}", _random_after(7, 24)),
-    TokenRule("openai-api-key", ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
-              r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{32,300}", _random_tail),
+    TokenRule(
+        "openai-api-key",
+        ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
+        r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{32,300}",
+        _random_tail,
+    ),
     TokenRule("openai-api-key", ("T3BlbkFJ",), r"sk-[A-Za-z0-9_\-]{10,80}T3BlbkFJ[A-Za-z0-9_\-]{10,80}"),
     TokenRule("sk-api-key", ("sk-",), r"sk-[A-Za-z0-9]{32,128}", _random_after(3, 32)),
     TokenRule("google-api-key", ("AIza",), r"AIza[0-9A-Za-z_\-]{35}", _random_after(4, 30)),
@@ -160,55 +202,109 @@ RULES: tuple[TokenRule, ...] = (
     TokenRule("huggingface-token", ("api_org_",), r"api_org_[A-Za-z0-9]{30,40}", _random_after(8, 30)),
     TokenRule("npm-token", ("npm_",), r"npm_[A-Za-z0-9]{36}", _checksummed),
     TokenRule("pypi-token", ("pypi-AgE",), r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
-    TokenRule("vault-token", ("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_\-]{24,400}",
-              _random_after(4, 24)),
-    TokenRule("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"do[opr]_v1_[a-f0-9]{64}",
-              _random_after(7, 64)),
+    TokenRule(
+        "vault-token", ("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_\-]{24,400}", _random_after(4, 24)
+    ),
+    TokenRule(
+        "digitalocean-token",
+        ("dop_v1_", "doo_v1_", "dor_v1_"),
+        r"do[opr]_v1_[a-f0-9]{64}",
+        _random_after(7, 64),
+    ),
     TokenRule("databricks-token", ("dapi",), r"dapi[a-f0-9]{32}(?:-\d)?", _random_after(4, 32)),
-    TokenRule("doppler-token", ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
-              r"dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,64}", _random_tail),
+    TokenRule(
+        "doppler-token",
+        ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
+        r"dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,64}",
+        _random_tail,
+    ),
     TokenRule("grafana-cloud-token", ("glc_",), r"glc_[A-Za-z0-9+/]{32,400}={0,2}", _random_after(4, 32)),
-    TokenRule("grafana-service-account-token", ("glsa_",), r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
-              _random_after(5, 32)),
+    TokenRule(
+        "grafana-service-account-token",
+        ("glsa_",),
+        r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+        _random_after(5, 32),
+    ),
     TokenRule("grafana-api-key", ("eyJrIjoi",), r"eyJrIjoi[A-Za-z0-9+/]{60,400}={0,2}"),
     TokenRule("notion-token", ("ntn_",), r"ntn_[A-Za-z0-9]{40,50}", _random_after(4, 40)),
     TokenRule("notion-token", ("secret_",), r"secret_[A-Za-z0-9]{43}", _random_after(7, 43)),
     TokenRule("pulumi-token", ("pul-",), r"pul-[a-f0-9]{40}", _random_after(4, 40)),
     TokenRule("sentry-token", ("sntrys_eyJ",), r"sntrys_eyJ[A-Za-z0-9+/=_\-]{50,}"),
     TokenRule("sentry-token", ("sntryu_",), r"sntryu_[a-f0-9]{64}", _random_after(7, 64)),
-    TokenRule("shopify-token", ("shpat_", "shpca_", "shppa_", "shpss_"), r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
-              _random_after(6, 32)),
+    TokenRule(
+        "shopify-token",
+        ("shpat_", "shpca_", "shppa_", "shpss_"),
+        r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        _random_after(6, 32),
+    ),
     TokenRule("mailgun-key", ("key-",), r"key-[a-f0-9]{32}", _random_after(4, 32)),
+    TokenRule("terraform-cloud-token", (".atlasv1.",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}"),
+    TokenRule(
+        "azure-ad-client-secret",
+        ("Q~",),
+        r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
+        _random_after(5, 24),
+    ),
+    TokenRule("telegram-bot-token", (":AA",), r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}", _random_tail),
+    TokenRule("mailchimp-key", ("-us",), r"[0-9a-f]{32}-us[0-9]{1,2}", lambda t: looks_random(t[:32], 32)),
     TokenRule("azure-storage-key", ("AccountKey=",), r"AccountKey=[A-Za-z0-9+/]{80,90}={0,2}"),
-    TokenRule("slack-token", ("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xoxe."),
-              r"xox(?:[abposr]|e\.xox[bp]|e)-[A-Za-z0-9\-]{20,250}", _random_tail),
+    TokenRule(
+        "slack-token",
+        ("xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xoxe."),
+        r"xox(?:[abposr]|e\.xox[bp]|e)-[A-Za-z0-9\-]{20,250}",
+        _random_tail,
+    ),
     TokenRule("slack-app-token", ("xapp-",), r"xapp-[A-Za-z0-9\-]{20,250}", _random_tail),
-    TokenRule("slack-webhook", ("hooks.slack.com/",),
-              r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,120}", _random_tail),
-    TokenRule("discord-webhook", ("/api/webhooks/",),
-              r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/[A-Za-z0-9_\-]{30,}", _random_tail),
-    TokenRule("stripe-secret-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
-              r"[sr]k_(?:live|test)_[A-Za-z0-9]{20,247}", _random_after(8, 20)),
+    TokenRule(
+        "slack-webhook",
+        ("hooks.slack.com/",),
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,120}",
+        _random_tail,
+    ),
+    TokenRule(
+        "discord-webhook",
+        ("/api/webhooks/",),
+        r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/[A-Za-z0-9_\-]{30,}",
+        _random_tail,
+    ),
+    TokenRule(
+        "stripe-secret-key",
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+        r"[sr]k_(?:live|test)_[A-Za-z0-9]{20,247}",
+        _random_after(8, 20),
+    ),
     TokenRule("stripe-webhook-secret", ("whsec_",), r"whsec_[A-Za-z0-9+/=]{24,}", _random_after(6, 24)),
-    TokenRule("sendgrid-api-key", ("SG.",), r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", _random_tail),
+    TokenRule(
+        "sendgrid-api-key", ("SG.",), r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", _random_tail
+    ),
     TokenRule("twilio-api-key", ("SK",), r"SK[0-9a-fA-F]{32}", _random_after(2, 32)),
-    TokenRule("square-token", ("sq0atp-", "sq0csp-"), r"sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,43}",
-              _random_after(7, 22)),
+    TokenRule(
+        "square-token", ("sq0atp-", "sq0csp-"), r"sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,43}", _random_after(7, 22)
+    ),
     TokenRule("square-token", ("EAAA",), r"EAAA[A-Za-z0-9_+\-]{60}", _random_after(4, 60)),
     TokenRule("facebook-access-token", ("EAA",), r"EAA[A-Za-z0-9]{90,400}", _random_after(3, 90)),
     TokenRule("linear-api-key", ("lin_api_",), r"lin_api_[A-Za-z0-9]{40}", _random_after(8, 40)),
     TokenRule("postman-api-key", ("PMAK-",), r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", _random_tail),
     TokenRule("atlassian-api-token", ("ATATT3",), r"ATATT3[A-Za-z0-9_=\-]{150,300}", _random_after(6, 100)),
-    TokenRule("newrelic-key", ("NRAK-", "NRJS-", "NRII-"), r"NR(?:AK|JS|II)-[A-Za-z0-9]{20,40}",
-              _random_after(5, 20)),
+    TokenRule(
+        "newrelic-key",
+        ("NRAK-", "NRJS-", "NRII-"),
+        r"NR(?:AK|JS|II)-[A-Za-z0-9]{20,40}",
+        _random_after(5, 20),
+    ),
     TokenRule("dynatrace-token", ("dt0c01.",), r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", _random_tail),
     TokenRule("heroku-api-key", ("HRKU-",), r"HRKU-[A-Za-z0-9_\-]{20,}", _random_after(5, 20)),
     TokenRule("flyio-token", ("fo1_",), r"fo1_[A-Za-z0-9_\-]{39,50}", _random_after(4, 39)),
     TokenRule("flyio-token", ("FlyV1 fm",), r"FlyV1 fm[12][ar]?_[A-Za-z0-9+/=_\-]{60,}"),
-    TokenRule("age-secret-key", ("AGE-SECRET-KEY-1",), r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    TokenRule(
+        "age-secret-key", ("AGE-SECRET-KEY-1",), r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"
+    ),
     TokenRule("onepassword-token", ("ops_eyJ",), r"ops_eyJ[A-Za-z0-9+/=_\-]{100,}"),
-    TokenRule("onepassword-secret-key", ("A3-",),
-              r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}"),
+    TokenRule(
+        "onepassword-secret-key",
+        ("A3-",),
+        r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
+    ),
     TokenRule("cloudflare-origin-ca-key", ("v1.0-",), r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
     TokenRule("alibaba-access-key", ("LTAI",), r"LTAI[A-Za-z0-9]{12,20}", _random_after(4, 12)),
     TokenRule("brevo-api-key", ("xkeysib-", "xsmtpsib-"), r"x(?:key|smtp)sib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
@@ -224,12 +320,20 @@ RULES: tuple[TokenRule, ...] = (
     TokenRule("docker-hub-token", ("dckr_pat_",), r"dckr_pat_[A-Za-z0-9_\-]{27,}", _random_after(9, 20)),
     TokenRule("mapbox-secret-token", ("sk.eyJ",), r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
     TokenRule("rubygems-key", ("rubygems_",), r"rubygems_[a-f0-9]{48}"),
-    TokenRule("tailscale-key", ("tskey-",), r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
-              _random_tail),
+    TokenRule(
+        "tailscale-key",
+        ("tskey-",),
+        r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
+        _random_tail,
+    ),
     TokenRule("buildkite-token", ("bkua_",), r"bkua_[a-f0-9]{40}"),
     TokenRule("prefect-key", ("pnu_",), r"pnu_[A-Za-z0-9]{36}", _random_after(4, 30)),
-    TokenRule("planetscale-token", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
-              r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=\-]{32,64}", _random_tail),
+    TokenRule(
+        "planetscale-token",
+        ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
+        r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=\-]{32,64}",
+        _random_tail,
+    ),
     TokenRule("render-api-key", ("rnd_",), r"rnd_[A-Za-z0-9]{32}", _random_after(4, 32)),
     TokenRule("pinecone-key", ("pcsk_",), r"pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}", _random_tail),
     TokenRule("clojars-token", ("CLOJARS_",), r"CLOJARS_[a-z0-9]{60}"),
@@ -240,23 +344,70 @@ RULES: tuple[TokenRule, ...] = (
     TokenRule("flutterwave-key", ("FLWSECK",), r"FLWSECK(?:_TEST)?-[a-f0-9]{32}-X"),
     TokenRule("typeform-token", ("tfp_",), r"tfp_[A-Za-z0-9_.=\-]{59}"),
     TokenRule("circleci-token", ("CCIPAT_",), r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}"),
-    TokenRule("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_\-]{8,2000}\.eyJ[A-Za-z0-9_\-]{8,8000}\.[A-Za-z0-9_\-]{16,2000}",
-              _jwt_ok),
+    TokenRule(
+        "jwt",
+        ("eyJ",),
+        r"eyJ[A-Za-z0-9_\-]{8,2000}\.eyJ[A-Za-z0-9_\-]{8,8000}\.[A-Za-z0-9_\-]{16,2000}",
+        _jwt_ok,
+    ),
 )
 
 # Rules whose match must not sit inside a longer word (`key-…` in `monkey-…`, `SK…` in `DESK…`).
 LEFT_BOUNDED = frozenset(
-    {"mailgun-key", "twilio-api-key", "sk-api-key", "huggingface-token", "aws-access-key-id", "databricks-token",
-     "square-token", "facebook-access-token", "notion-token", "airtable-token", "pulumi-token", "render-api-key",
-     "adafruit-key", "alibaba-access-key", "prefect-key", "replicate-token", "onepassword-secret-key", "jwt",
-     "github-token", "npm-token", "gitlab-token", "vault-token"}
+    {
+        "mailgun-key",
+        "twilio-api-key",
+        "sk-api-key",
+        "huggingface-token",
+        "aws-access-key-id",
+        "databricks-token",
+        "square-token",
+        "facebook-access-token",
+        "notion-token",
+        "airtable-token",
+        "pulumi-token",
+        "render-api-key",
+        "adafruit-key",
+        "alibaba-access-key",
+        "prefect-key",
+        "replicate-token",
+        "onepassword-secret-key",
+        "jwt",
+        "github-token",
+        "npm-token",
+        "gitlab-token",
+        "vault-token",
+        "terraform-cloud-token",
+        "azure-ad-client-secret",
+        "telegram-bot-token",
+        "mailchimp-key",
+    }
 )
 
 # Fixed-length formats with short prefixes: a longer run of key characters is something else.
 RIGHT_BOUNDED = frozenset(
-    {"mailgun-key", "twilio-api-key", "aws-access-key-id", "databricks-token", "pulumi-token", "render-api-key",
-     "adafruit-key", "prefect-key", "replicate-token", "notion-token", "shopify-token", "digitalocean-token",
-     "sentry-token", "linear-api-key", "buildkite-token", "rubygems-key", "supabase-token", "google-api-key"}
+    {
+        "mailgun-key",
+        "twilio-api-key",
+        "aws-access-key-id",
+        "databricks-token",
+        "pulumi-token",
+        "render-api-key",
+        "adafruit-key",
+        "prefect-key",
+        "replicate-token",
+        "notion-token",
+        "shopify-token",
+        "digitalocean-token",
+        "sentry-token",
+        "linear-api-key",
+        "buildkite-token",
+        "rubygems-key",
+        "supabase-token",
+        "google-api-key",
+        "telegram-bot-token",
+        "mailchimp-key",
+    }
 )
 
 _compiled: dict[tuple[str, int], re.Pattern[str]] = {}

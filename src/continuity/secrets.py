@@ -84,7 +84,7 @@ def scan_text(text: str) -> list[Finding]:
     for finder in _FINDERS:
         try:
             found.extend(finder(doc))
-        except Exception:  # noqa: BLE001 - the gate must fail closed, never crash its reader
+        except Exception:
             found.append((0, SCAN_ERROR, f"{SCAN_ERROR}:{finder.__name__}"))
     return _findings(doc, found)
 
@@ -125,7 +125,17 @@ DETECT_SECRETS_PLUGINS = (
     "IbmCosHmacDetector",
     "SoftlayerDetector",
 )
-_DS_TRIGGERS = ("artifactory", "jfrog", "akc", "cloudant", "discord", "ibm", "softlayer", "cos_hmac", "cos-hmac")
+_DS_TRIGGERS = (
+    "artifactory",
+    "jfrog",
+    "akc",
+    "cloudant",
+    "discord",
+    "ibm",
+    "softlayer",
+    "cos_hmac",
+    "cos-hmac",
+)
 _DS_DETECTORS = {
     "Artifactory Credentials": "artifactory-token",
     "Cloudant Credentials": "cloudant-credentials",
@@ -181,6 +191,7 @@ def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, st
 
 # --- detectors that need structure around the value ------------------------------------------------
 
+
 def _rx(pattern: str) -> re.Pattern[str]:
     """Compile on first use (multi-line mode: `^` is a line start); the rule module keeps the cache."""
     return rules.compiled(pattern, re.MULTILINE)
@@ -228,8 +239,30 @@ def _service_accounts(doc: _Doc) -> list[Candidate]:
 
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _URL_PASSWORD_WORDS = frozenset(
-    {"password", "pass", "passwd", "pwd", "pw", "secret", "changeme", "token", "apikey", "api_key", "x", "xx",
-     "xxx", "user", "username", "pass123", "mypassword", "yourpassword", "foo", "bar", "baz", "private"}
+    {
+        "password",
+        "pass",
+        "passwd",
+        "pwd",
+        "pw",
+        "secret",
+        "changeme",
+        "token",
+        "apikey",
+        "api_key",
+        "x",
+        "xx",
+        "xxx",
+        "user",
+        "username",
+        "pass123",
+        "mypassword",
+        "yourpassword",
+        "foo",
+        "bar",
+        "baz",
+        "private",
+    }
 )
 
 
@@ -279,7 +312,9 @@ def _auth_headers(doc: _Doc) -> list[Candidate]:
     if "earer" in text:
         for match in _rx(r"[Bb]earer[ \t]{1,8}([A-Za-z0-9._~+/=-]{16,4096})").finditer(text):
             value = match.group(1)
-            if rules.looks_random(max(_split_any(value, "._~+/=-"), key=len), 12) and _has_digit_and_alpha(value):
+            if rules.looks_random(max(_split_any(value, "._~+/=-"), key=len), 12) and _has_digit_and_alpha(
+                value
+            ):
                 out.append((match.start(), "bearer-token", value))
     if "asic " in text:
         for match in _rx(r"[Bb]asic[ \t]{1,8}([A-Za-z0-9+/]{8,512}={0,2})").finditer(text):
@@ -321,26 +356,167 @@ def _b64_text(value: str) -> str | None:
 _KEYWORDS = r"(?i:pass|pwd|secret|token|key|credential|creds)"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw"})
-_SECRET_WORDS = _PASSWORD_WORDS | {"secret", "token", "apikey", "credential", "credentials", "creds",
-                                   "secretkey", "privatekey", "accesskey", "authkey", "clientsecret"}
+_SECRET_WORDS = _PASSWORD_WORDS | {
+    "secret",
+    "token",
+    "apikey",
+    "credential",
+    "credentials",
+    "creds",
+    "secretkey",
+    "privatekey",
+    "accesskey",
+    "authkey",
+    "clientsecret",
+}
 _KEY_QUALIFIER_NOT = frozenset(
-    {"primary", "foreign", "sort", "partition", "public", "pub", "idempotency", "cache", "map", "dict", "lookup",
-     "unique", "composite", "row", "object", "s3", "registry", "translation", "i18n", "react", "hot", "short",
-     "sign", "group", "host", "hash", "the", "a", "ssh", "gpg", "pgp", "deploy", "license", "routing", "shard",
-     "index", "field", "column", "json", "yaml", "dict", "api_"}
+    {
+        "primary",
+        "foreign",
+        "sort",
+        "partition",
+        "public",
+        "pub",
+        "idempotency",
+        "cache",
+        "map",
+        "dict",
+        "lookup",
+        "unique",
+        "composite",
+        "row",
+        "object",
+        "s3",
+        "registry",
+        "translation",
+        "i18n",
+        "react",
+        "hot",
+        "short",
+        "sign",
+        "group",
+        "host",
+        "hash",
+        "the",
+        "a",
+        "ssh",
+        "gpg",
+        "pgp",
+        "deploy",
+        "license",
+        "routing",
+        "shard",
+        "index",
+        "field",
+        "column",
+        "json",
+        "yaml",
+        "api_",
+    }
 )
 _TRAILING_OK = frozenset(
-    {"prod", "production", "dev", "development", "staging", "stage", "test", "live", "local", "qa", "uat", "old",
-     "new", "primary", "secondary", "backup", "value", "raw", "plain", "b64", "base64", "encoded", "default",
-     "main", "admin", "root", "ro", "rw", "readonly", "write", "read", "v1", "v2", "v3", "1", "2", "3", "current",
-     "next", "previous", "prev", "override", "env", "var"}
+    {
+        "prod",
+        "production",
+        "dev",
+        "development",
+        "staging",
+        "stage",
+        "test",
+        "live",
+        "local",
+        "qa",
+        "uat",
+        "old",
+        "new",
+        "primary",
+        "secondary",
+        "backup",
+        "value",
+        "raw",
+        "plain",
+        "b64",
+        "base64",
+        "encoded",
+        "default",
+        "main",
+        "admin",
+        "root",
+        "ro",
+        "rw",
+        "readonly",
+        "write",
+        "read",
+        "v1",
+        "v2",
+        "v3",
+        "1",
+        "2",
+        "3",
+        "current",
+        "next",
+        "previous",
+        "prev",
+        "override",
+        "env",
+        "var",
+    }
 )
 _PLACEHOLDER_VALUES = frozenset(
-    {"none", "null", "nil", "true", "false", "yes", "no", "undefined", "empty", "required", "optional", "string",
-     "str", "bytes", "secret", "password", "passwd", "token", "changeme", "default", "test", "testing", "example",
-     "sample", "hidden", "masked", "redacted", "unset", "not_set", "notset", "todo", "tbd", "n/a", "na", "env",
-     "auto", "generated", "random", "secretstr", "optional[str]", "secret_value", "your_password", "mysecret",
-     "supersecret", "password123", "hunter2", "letmein", "qwerty", "admin", "root", "guest", "sensitive"}
+    {
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "undefined",
+        "empty",
+        "required",
+        "optional",
+        "string",
+        "str",
+        "bytes",
+        "secret",
+        "password",
+        "passwd",
+        "token",
+        "changeme",
+        "default",
+        "test",
+        "testing",
+        "example",
+        "sample",
+        "hidden",
+        "masked",
+        "redacted",
+        "unset",
+        "not_set",
+        "notset",
+        "todo",
+        "tbd",
+        "n/a",
+        "na",
+        "env",
+        "auto",
+        "generated",
+        "random",
+        "secretstr",
+        "optional[str]",
+        "secret_value",
+        "your_password",
+        "mysecret",
+        "supersecret",
+        "password123",
+        "hunter2",
+        "letmein",
+        "qwerty",
+        "admin",
+        "root",
+        "guest",
+        "sensitive",
+    }
 )
 
 
@@ -363,7 +539,19 @@ def _secret_name(name: str) -> tuple[bool, bool]:
             continue
         if any(w in ("public", "pub", "publishable") for w in words):
             return False, False
-        if words[0] in ("is", "has", "use", "no", "require", "show", "enable", "disable", "allow", "min", "max"):
+        if words[0] in (
+            "is",
+            "has",
+            "use",
+            "no",
+            "require",
+            "show",
+            "enable",
+            "disable",
+            "allow",
+            "min",
+            "max",
+        ):
             return False, False
         return True, word in _PASSWORD_WORDS or joined in _PASSWORD_WORDS
     return False, False
@@ -380,8 +568,7 @@ def _assignments(doc: _Doc) -> list[Candidate]:
     lowered = text.lower()
     if not any(word in lowered for word in ("pass", "pwd", "secret", "token", "key", "credential", "creds")):
         return []
-    tail = _rx(_TAIL)
-    flag_tail = _rx(r"[ \t]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\1|([^\s\"'`,;|&]{1,512}))")
+    name_run = _rx(r"[A-Za-z0-9_.\-]{0,64}")
     out: list[Candidate] = []
     resume = 0
     for hit in _rx(_KEYWORDS).finditer(text):
@@ -390,26 +577,33 @@ def _assignments(doc: _Doc) -> list[Candidate]:
         begin = hit.start()
         while begin > 0 and hit.start() - begin < 64 and text[begin - 1] in _NAME_CHARS:
             begin -= 1
-        end = hit.end()
-        while end < len(text) and end - hit.end() < 64 and text[end] in _NAME_CHARS:
-            end += 1
+        end = name_run.match(text, hit.end()).end()  # type: ignore[union-attr]  # {0,64} always matches
         resume = end
         name = text[begin:end]
         secret, password = _secret_name(name)
         if not secret:
             continue
-        match = tail.match(text, end)
-        if match and match.group("op") not in ("==", "!="):
-            quoted = match.group("q") is not None
-            value = match.group("qv") if quoted else match.group("uv")
-        elif name.startswith("--") and (flagged := flag_tail.match(text, end)):
-            quoted = flagged.group(1) is not None
-            value = flagged.group(2) if quoted else flagged.group(3)
-        else:
+        assigned = _assigned_after(text, end, flag=name.startswith("--"))
+        if assigned is None:
             continue
+        value, quoted, resume = assigned
         if _assigned_value_ok(value, quoted, password):
             out.append((begin, "secret-assignment", value))
     return out
+
+
+def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | None:
+    """(value, was it quoted, where it ends) when an assignment operator follows a name at `end`."""
+    match = _rx(_TAIL).match(text, end)
+    if match and match.group("op") not in ("==", "!="):
+        quoted = match.group("q") is not None
+        return (match.group("qv") if quoted else match.group("uv")), quoted, match.end()
+    if flag:  # command-line flags also take their value after a space: --password hunter2
+        match = _rx(r"[ \t]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\1|([^\s\"'`,;|&]{1,512}))").match(text, end)
+        if match:
+            quoted = match.group(1) is not None
+            return (match.group(2) if quoted else match.group(3)), quoted, match.end()
+    return None
 
 
 def _assigned_value_ok(value: str, quoted: bool, password: bool) -> bool:
@@ -427,19 +621,26 @@ def _assigned_value_ok(value: str, quoted: bool, password: bool) -> bool:
         return False  # an environment variable's name, a number, a date or a version
     if _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value) and not quoted:
         return False  # attribute access in code: settings.DB_PASSWORD
-    if value[0] in "/~." or _rx(r"[A-Za-z]:\\").match(value) or _rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+").fullmatch(value):
+    if (
+        value[0] in "/~."
+        or _rx(r"[A-Za-z]:\\").match(value)
+        or _rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+").fullmatch(value)
+    ):
         return False  # a path or an e-mail address
     if _word_like(value):
         return False
     if password:
         return _classes(value) >= 2 or rules.looks_random(value, 12)
-    return (_classes(value) >= 3 and len(value) >= 8) or rules.looks_random(value, 12)
+    return (_classes(value) >= 3 and len(value) >= 8) or _token_like(value)
 
 
 def _word_like(value: str) -> bool:
     """Words and identifiers: `my-secret-name`, `CamelCaseType`, `snake_case_thing`, `Stored`."""
-    return bool(_rx(r"[a-z]+(?:[-_.' ][a-z]+)*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z][a-z]+(?:[-_ ][A-Z]?[a-z]+)*")
-                .fullmatch(value))
+    return bool(
+        _rx(
+            r"[a-z]+(?:[-_.' ][a-z]+)*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z][a-z]+(?:[-_ ][A-Z]?[a-z]+)*"
+        ).fullmatch(value)
+    )
 
 
 def _classes(value: str) -> int:
@@ -454,33 +655,46 @@ def _classes(value: str) -> int:
 # "The password is …", "pw for staging: …", "the API token is …": secrets written in sentences.
 _SENTENCE = (
     r"(?i:\b(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
-    r"(?:[ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?)?"
-    r"[ \t]{0,4}(?:[ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|=|:|->|—)[ \t]{1,4}"
+    r"([ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?)?"
+    r"[ \t]{0,4}([ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|=|:|->|—)[ \t]{1,4}"
     r"(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4})?)"
     r"([\"'`“‘]?)([^\s\"'`”’]{4,256})"
 )
 
 
 def _sentences(doc: _Doc) -> list[Candidate]:
+    """Secrets written in sentences; a bare `name: value` is left to the assignment detector."""
     lowered = doc.text.lower()
     if not any(word in lowered for word in ("pass", "pwd", "pw", "token", "key", "secret")):
         return []
     out: list[Candidate] = []
     for match in _rx(_SENTENCE).finditer(doc.text):
-        keyword, quote, value = match.group(1).lower(), match.group(2), match.group(3)
+        keyword, clause, op, quote, value = match.groups()
+        if op in (":", "=") and clause is None:
+            continue
         value = value.rstrip(".,;:!?)]")
         if not value or rules.is_placeholder(value) or value.lower() in _PLACEHOLDER_VALUES:
             continue
         if value[0] in "$%<{" or "://" in value or _rx(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+").fullmatch(value):
             continue
-        if keyword.startswith("p"):
+        password = keyword.lower().startswith("p")
+        if password:
             ok = len(value) >= 6 and not _word_like(value) and (bool(quote) or _classes(value) >= 2)
             ok = ok and not _rx(r"[0-9:./\-]+").fullmatch(value) and "1password" not in value.lower()
         else:
-            ok = rules.looks_random(value, 16) and _has_digit_and_alpha(value) and not _digest_like(value)
+            ok = _token_like(value) and not _digest_like(value)
         if ok:
-            out.append((match.start(), "password-sentence" if keyword.startswith("p") else "secret-sentence", value))
+            out.append((match.start(), "password-sentence" if password else "secret-sentence", value))
     return out
+
+
+def _token_like(value: str) -> bool:
+    """Generated key material: random-looking, with digits (or long and mixed-case)."""
+    if not rules.looks_random(value, 12):
+        return False
+    if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+        return True
+    return len(value) >= 24 and _classes(value) >= 2 and rules.shannon_entropy(value) >= 3.5
 
 
 def _digest_like(value: str) -> bool:
@@ -494,13 +708,24 @@ def _aws_secrets(doc: _Doc) -> list[Candidate]:
     """40-character AWS secret access keys, near an access key id or an `aws` mention."""
     text = doc.text
     lowered = text.lower()
-    if "aws" not in lowered and "secretaccesskey" not in lowered and "AKIA" not in text and "ASIA" not in text:
+    if (
+        "aws" not in lowered
+        and "secretaccesskey" not in lowered
+        and "AKIA" not in text
+        and "ASIA" not in text
+    ):
         return []
     lines = doc.lines
-    near = set()
+    near: set[int] = set()
     for index, line in enumerate(lines):
         low = line.lower()
-        if "aws" in low or "akia" in low or "asia" in low or "secret_access_key" in low or "secretaccesskey" in low:
+        if (
+            "aws" in low
+            or "akia" in low
+            or "asia" in low
+            or "secret_access_key" in low
+            or "secretaccesskey" in low
+        ):
             near.update(range(max(0, index - 3), min(len(lines), index + 4)))
     pattern = _rx(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
     out: list[Candidate] = []

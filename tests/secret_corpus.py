@@ -1,0 +1,852 @@
+"""A corpus of Markdown notes for the secret gate: generated fake credentials and hard negatives.
+
+Nothing here is a real credential, and no complete token is written in this file: every positive is
+built at run time from a format's prefix and seeded random material (with a valid checksum where the
+format has one), so repository scanners and push protection have nothing to find in the source.
+
+`positives()` yields notes that each hold one secret; `negatives()` yields notes that hold none but
+look like they might (digests, ids, public keys, placeholders, prose about secrets). Both are
+deterministic: the same seed gives the same notes. The bench script imports this module too.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import random
+import string
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+B64 = string.ascii_letters + string.digits + "+/"
+URLSAFE = string.ascii_letters + string.digits + "-_"
+DASHES = "-" * 5
+
+
+@dataclass(frozen=True)
+class Sample:
+    kind: str  # the secret type (positives) or the negative category
+    family: str  # a coarser grouping for the bench's tables
+    text: str  # the whole note, frontmatter included
+    secret: str  # the secret value planted in the note ("" for negatives)
+
+
+def j(*parts: str) -> str:
+    """Join pieces: keeps whole tokens and PEM headers out of the source text."""
+    return "".join(parts)
+
+
+def uid(r: random.Random) -> uuid.UUID:
+    return uuid.UUID(int=r.getrandbits(128))
+
+
+def rs(r: random.Random, alphabet: str, n: int) -> str:
+    return "".join(r.choice(alphabet) for _ in range(n))
+
+
+def b62_encode(number: int, width: int = 6) -> str:
+    out = ""
+    while number:
+        number, digit = divmod(number, 62)
+        out = B62[digit] + out
+    return out.rjust(width, "0")
+
+
+def checksummed(r: random.Random, prefix: str) -> str:
+    """GitHub/npm style: 30 random base62 characters, then their CRC32 in 6 base62 digits."""
+    body = rs(r, B62, 30)
+    return prefix + body + b62_encode(binascii.crc32(body.encode()))
+
+
+def pem_body(r: random.Random, lines: int, first: str = "MII") -> str:
+    raw = first + rs(r, B64, 64 * lines - len(first))
+    return "\n".join(raw[i : i + 64] for i in range(0, len(raw), 64))
+
+
+def pem(kind: str, body: str) -> str:
+    label = f"{kind} PRIVATE KEY".strip()
+    return f"{DASHES}BEGIN {label}{DASHES}\n{body}\n{DASHES}END {label}{DASHES}"
+
+
+def password(r: random.Random) -> str:
+    words = ["Maple", "River", "Otter", "Cobalt", "Sunset", "Quartz", "Falcon", "Harbor"]
+    return r.choice(words) + str(r.randint(10, 9999)) + r.choice("!#%&*?@") + rs(r, ALNUM, 3)
+
+
+def frontmatter(r: random.Random, kind: str) -> str:
+    day = r.randint(1, 28)
+    return f"---\nid: note-{r.randint(1000, 9999)}\ntype: {kind}\ncreated: 2025-03-{day:02d}T10:00:00Z\n---\n"
+
+
+PROSE = [
+    "Worked through the deploy checklist with the team and wrote down what we changed.",
+    "The staging cluster was rebuilt on Tuesday; the migration ran without errors.",
+    "Next time, run the smoke tests before rotating anything in production.",
+    "Pairing notes from the afternoon: the flaky test was a timezone issue.",
+]
+
+
+def note(r: random.Random, title: str, body: str) -> str:
+    return f"{frontmatter(r, 'fact')}# {title}\n\n{r.choice(PROSE)}\n\n{body}\n\n{r.choice(PROSE)}\n"
+
+
+def fenced(lang: str, body: str) -> str:
+    return f"```{lang}\n{body}\n```"
+
+
+# --- positives: (type, family, build(r) -> (secret, snippet)) ---------------------------------------
+
+Builder = Callable[[random.Random], "tuple[str, str]"]
+
+
+def _env(name: str, value: str) -> str:
+    return fenced("bash", f"export {name}={value}")
+
+
+def _tok(prefix_parts: tuple[str, ...], alphabet: str, n: int, suffix: str = "") -> Builder:
+    def build(r: random.Random) -> tuple[str, str]:
+        return j(*prefix_parts) + rs(r, alphabet, n) + suffix, ""
+
+    return build
+
+
+def _sa_json(r: random.Random) -> tuple[str, str]:
+    key = pem("", pem_body(r, 4, "MIIEv")).replace("\n", "\\n")
+    doc = {
+        "type": "service_account",
+        "project_id": f"demo-{r.randint(100, 999)}",
+        "private_key_id": rs(r, HEX, 40),
+        "private_key": key,
+        "client_email": f"ci@demo-{r.randint(100, 999)}.iam.gserviceaccount.com",
+    }
+    return key, fenced("json", json.dumps(doc, indent=2).replace("\\\\n", "\\n"))
+
+
+def _aws_pair(r: random.Random) -> tuple[str, str]:
+    key_id = j("AK", "IA") + rs(r, string.ascii_uppercase + "234567", 16)
+    secret = rs(r, B64, 40)
+    return secret, fenced("ini", f"[default]\naws_access_key_id = {key_id}\naws_secret_access_key = {secret}")
+
+
+def _aws_bare_secret(r: random.Random) -> tuple[str, str]:
+    key_id = j("AS", "IA") + rs(r, string.ascii_uppercase + "234567", 16)
+    secret = rs(r, B64, 40)
+    return secret, f"Temporary creds for the AWS sandbox: `{key_id}` and `{secret}` (expire tonight)."
+
+
+def _k8s(r: random.Random) -> tuple[str, str]:
+    value = base64.b64encode(password(r).encode()).decode()
+    yaml = (
+        "apiVersion: v1\ndata:\n  username: "
+        + base64.b64encode(b"app").decode()
+        + f"\n  password: {value}\nkind: Secret\nmetadata:\n  name: db-creds\ntype: Opaque"
+    )
+    return value, fenced("yaml", yaml)
+
+
+def _k8s_string_data(r: random.Random) -> tuple[str, str]:
+    value = password(r)
+    yaml = f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: api\nstringData:\n  API_TOKEN: {value}"
+    return value, fenced("yaml", yaml)
+
+
+def _pem_kind(kind: str, first: str = "MII") -> Builder:
+    def build(r: random.Random) -> tuple[str, str]:
+        body = pem_body(r, 6, first)
+        if kind == "ENCRYPTED-LEGACY":
+            block = pem(
+                "RSA",
+                "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC," + rs(r, HEX, 32).upper() + "\n\n" + body,
+            )
+        elif kind == "PGP":
+            label = "PGP PRIVATE KEY BLOCK"
+            block = f"{DASHES}BEGIN {label}{DASHES}\n\n{body}\n{DASHES}END {label}{DASHES}"
+        else:
+            block = pem(kind, body)
+        return body.split("\n", 1)[0], fenced("", block)
+
+    return build
+
+
+def _url(scheme: str, user: str, host: str, wrap: str = "{}") -> Builder:
+    def build(r: random.Random) -> tuple[str, str]:
+        secret = rs(r, ALNUM, 18)
+        url = f"{scheme}://{user}:{secret}@{host}"
+        return secret, wrap.format(url)
+
+    return build
+
+
+def _assign(template: str, make: Callable[[random.Random], str] | None = None) -> Builder:
+    def build(r: random.Random) -> tuple[str, str]:
+        value = make(r) if make else rs(r, ALNUM, 24)
+        return value, template.format(v=value)
+
+    return build
+
+
+def _sentence(template: str) -> Builder:
+    def build(r: random.Random) -> tuple[str, str]:
+        value = password(r)
+        return value, template.format(v=value)
+
+    return build
+
+
+def _jwt(r: random.Random) -> tuple[str, str]:
+    def seg(obj: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+    token = (
+        seg({"alg": "HS256", "typ": "JWT"}) + "." + seg({"sub": str(r.randint(1, 10**6)), "iat": 1700000000})
+    )
+    token += "." + rs(r, URLSAFE, 43)
+    return token, f"Session cookie from the staging login: `{token}`"
+
+
+def _basic(r: random.Random) -> tuple[str, str]:
+    value = base64.b64encode(f"deploy:{password(r)}".encode()).decode()
+    return value, fenced("http", f"GET /api/v2/builds HTTP/1.1\nAuthorization: Basic {value}")
+
+
+def _discord(r: random.Random) -> tuple[str, str]:
+    token = "M" + rs(r, ALNUM, 23) + "." + rs(r, URLSAFE, 6) + "." + rs(r, URLSAFE, 27)
+    return token, _env("DISCORD_BOT_TOKEN", token)
+
+
+def _telegram(r: random.Random) -> tuple[str, str]:
+    token = str(r.randint(10**8, 10**9 - 1)) + ":AA" + rs(r, ALNUM, 33)
+    return token, f"Bot for alerts: {token}"
+
+
+def _azure_ad(r: random.Random) -> tuple[str, str]:
+    token = rs(r, ALNUM, 3) + str(r.randint(0, 9)) + "Q~" + rs(r, ALNUM + "_.", 34)
+    return token, fenced(
+        "json", json.dumps({"clientId": str(uuid.UUID(int=r.getrandbits(128))), "clientSecret": token})
+    )
+
+
+def _terraform(r: random.Random) -> tuple[str, str]:
+    token = rs(r, ALNUM, 14) + ".atlasv1." + rs(r, ALNUM, 67)
+    return token, fenced("hcl", f'credentials "app.terraform.io" {{\n  token = "{token}"\n}}')
+
+
+def _mailchimp(r: random.Random) -> tuple[str, str]:
+    token = rs(r, HEX, 32) + "-us" + str(r.randint(1, 20))
+    return token, f"Newsletter export uses {token} for now."
+
+
+def _artifactory(r: random.Random) -> tuple[str, str]:
+    token = "AKC" + rs(r, ALNUM, 70)
+    return token, fenced("properties", f"artifactory_api = {token}")
+
+
+def _ibm(r: random.Random) -> tuple[str, str]:
+    token = rs(r, URLSAFE, 44)
+    return token, fenced("bash", f"ibm_cloud_api_key='{token}'")
+
+
+def _opaque_bearer(r: random.Random) -> tuple[str, str]:
+    token = rs(r, ALNUM, 40)
+    return token, fenced(
+        "bash", f"curl -H 'Authorization: Bearer {token}' https://api.internal.example/v1/jobs"
+    )
+
+
+def _curl(r: random.Random) -> tuple[str, str]:
+    value = password(r)
+    return value, fenced("bash", f"curl -u ci-bot:{value} https://ci.internal.example/api/json")
+
+
+def _wrap_token(template: str, builder: Builder) -> Builder:
+    def build(r: random.Random) -> tuple[str, str]:
+        token, _ = builder(r)
+        return token, template.format(t=token)
+
+    return build
+
+
+def _gh(prefix: str) -> Builder:
+    return lambda r: (checksummed(r, prefix), "")
+
+
+POSITIVE_SPECS: list[tuple[str, str, Builder, list[str]]] = [
+    # (type, family, build, contexts: templates with {t} where the token goes)
+    (
+        "github-classic-pat",
+        "vcs",
+        _gh(j("gh", "p_")),
+        ["GITHUB_TOKEN={t}", "git clone https://{t}@github.com/acme/app"],
+    ),
+    ("github-oauth", "vcs", _gh(j("gh", "o_")), ['{{"access_token": "{t}"}}']),
+    ("github-user-to-server", "vcs", _gh(j("gh", "u_")), ["token {t}"]),
+    ("github-server-to-server", "vcs", _gh(j("gh", "s_")), ["installation token: {t}"]),
+    ("github-refresh", "vcs", _gh(j("gh", "r_")), ["refresh={t}"]),
+    (
+        "github-fine-grained",
+        "vcs",
+        lambda r: (j("github", "_pat_") + rs(r, ALNUM, 22) + "_" + rs(r, ALNUM, 59), ""),
+        ["gh auth login --with-token <<< {t}"],
+    ),
+    ("gitlab-pat", "vcs", _tok((j("gl", "pat-"),), URLSAFE, 20), ["GITLAB_TOKEN={t}", "PRIVATE-TOKEN: {t}"]),
+    ("aws-key-pair", "cloud", _aws_pair, []),
+    ("aws-secret-beside-id", "cloud", _aws_bare_secret, []),
+    (
+        "anthropic",
+        "ai",
+        _tok((j("sk", "-ant-", "api03-"),), URLSAFE, 93, "AA"),
+        ["ANTHROPIC_API_KEY={t}", "key for claude: {t}"],
+    ),
+    (
+        "openai-project",
+        "ai",
+        _tok((j("sk", "-proj-"),), URLSAFE, 120),
+        ["OPENAI_API_KEY={t}", 'client = OpenAI(api_key="{t}")'],
+    ),
+    ("openai-service-account", "ai", _tok((j("sk", "-svcacct-"),), URLSAFE, 100), ["{t}"]),
+    (
+        "openai-legacy",
+        "ai",
+        lambda r: (j("sk", "-") + rs(r, ALNUM, 20) + j("T3Blbk", "FJ") + rs(r, ALNUM, 20), ""),
+        ["openai: {t}"],
+    ),
+    ("google-api-key", "cloud", _tok((j("AI", "za"),), URLSAFE, 35), ["maps key {t}", "GOOGLE_API_KEY: {t}"]),
+    (
+        "google-oauth-client-secret",
+        "cloud",
+        _tok((j("GOC", "SPX-"),), URLSAFE, 28),
+        ['"client_secret": "{t}"'],
+    ),
+    ("gcp-service-account", "cloud", _sa_json, []),
+    (
+        "huggingface",
+        "ai",
+        _tok((j("h", "f_"),), string.ascii_letters, 34),
+        ["HF_TOKEN={t}", "huggingface-cli login --token {t}"],
+    ),
+    ("npm-token", "registry", _gh(j("np", "m_")), ["//registry.npmjs.org/:_authToken={t}"]),
+    ("pypi-token", "registry", _tok((j("pypi-", "AgEIcHlwaS5vcmc"),), URLSAFE, 70), ["password = {t}"]),
+    ("vault-token", "infra", _tok((j("hv", "s."),), URLSAFE, 90), ["VAULT_TOKEN={t}"]),
+    ("digitalocean", "cloud", _tok((j("dop", "_v1_"),), HEX, 64), ["doctl auth init -t {t}"]),
+    ("databricks", "data", _tok((j("da", "pi"),), HEX, 32), ["DATABRICKS_TOKEN={t}"]),
+    ("doppler", "infra", _tok((j("dp", ".st."),), ALNUM, 43), ["DOPPLER_TOKEN={t}"]),
+    ("grafana-cloud", "observability", _tok((j("gl", "c_"),), ALNUM, 80), ["grafana: {t}"]),
+    (
+        "grafana-service-account",
+        "observability",
+        lambda r: (j("gl", "sa_") + rs(r, ALNUM, 32) + "_" + rs(r, HEX, 8), ""),
+        ["GF_TOKEN={t}"],
+    ),
+    ("notion", "saas", _tok((j("nt", "n_"),), ALNUM, 46), ["NOTION_TOKEN={t}"]),
+    ("pulumi", "infra", _tok((j("pu", "l-"),), HEX, 40), ["PULUMI_ACCESS_TOKEN={t}"]),
+    ("sentry-user", "observability", _tok((j("sntr", "yu_"),), HEX, 64), ["SENTRY_AUTH_TOKEN={t}"]),
+    ("sentry-org", "observability", _tok((j("sntr", "ys_", "eyJ"),), URLSAFE, 90), ["{t}"]),
+    ("shopify", "saas", _tok((j("shp", "at_"),), HEX, 32), ["X-Shopify-Access-Token: {t}"]),
+    ("mailgun", "saas", _tok((j("ke", "y-"),), HEX, 32), ["mailgun api {t}"]),
+    ("terraform-cloud", "infra", _terraform, []),
+    ("azure-ad-client-secret", "cloud", _azure_ad, []),
+    (
+        "azure-storage",
+        "cloud",
+        lambda r: (rs(r, B64, 86) + "==", ""),
+        ["DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={t};EndpointSuffix=core.windows.net"],
+    ),
+    (
+        "twilio-auth-token",
+        "saas",
+        lambda r: (rs(r, HEX, 32), ""),
+        ["TWILIO_AUTH_TOKEN={t}", "twilio:\n  auth_token: {t}"],
+    ),
+    ("twilio-api-key", "saas", _tok((j("S", "K"),), HEX, 32), ["twilio key sid {t}"]),
+    (
+        "slack-bot",
+        "chat",
+        lambda r: (
+            j("xo", "xb-") + f"{r.randint(10**10, 10**11)}-{r.randint(10**10, 10**11)}-" + rs(r, ALNUM, 24),
+            "",
+        ),
+        ["SLACK_BOT_TOKEN={t}"],
+    ),
+    (
+        "slack-webhook",
+        "chat",
+        lambda r: (
+            "https://"
+            + j("hooks.", "slack.com/services/")
+            + "T"
+            + rs(r, "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
+            + "/B"
+            + rs(r, "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
+            + "/"
+            + rs(r, ALNUM, 24),
+            "",
+        ),
+        ["webhook: {t}"],
+    ),
+    (
+        "stripe-secret",
+        "payments",
+        _tok((j("sk", "_live_"),), ALNUM, 99),
+        ["STRIPE_SECRET_KEY={t}", 'stripe.api_key = "{t}"'],
+    ),
+    ("stripe-restricted", "payments", _tok((j("rk", "_live_"),), ALNUM, 99), ["{t}"]),
+    ("stripe-webhook", "payments", _tok((j("wh", "sec_"),), ALNUM, 32), ["endpoint secret {t}"]),
+    (
+        "sendgrid",
+        "saas",
+        lambda r: (j("S", "G.") + rs(r, URLSAFE, 22) + "." + rs(r, URLSAFE, 43), ""),
+        ['sg = SendGridAPIClient("{t}")'],
+    ),
+    (
+        "url-credentials",
+        "url",
+        lambda r: (rs(r, ALNUM, 18), ""),
+        [
+            'client = MongoClient("mongodb+srv://app:{t}@cluster0.abcde.mongodb.net/prod")',
+            "DATABASE_URL=postgres://billing:{t}@db.internal:5432/billing",
+            "broker: amqp://worker:{t}@rabbit.internal:5672//",
+        ],
+    ),
+    (
+        "url-credentials-no-user",
+        "url",
+        lambda r: (rs(r, ALNUM, 20), ""),
+        ["REDIS_URL=redis://:{t}@cache.internal:6379/0"],
+    ),
+    ("curl-basic", "url", _curl, []),
+    ("private-key-rsa", "key-block", _pem_kind("RSA"), []),
+    ("private-key-ec", "key-block", _pem_kind("EC", "MHc"), []),
+    ("private-key-dsa", "key-block", _pem_kind("DSA", "MIIBu"), []),
+    ("private-key-openssh", "key-block", _pem_kind("OPENSSH", "b3BlbnNzaC1rZXktdjEAAAAA"), []),
+    ("private-key-pkcs8", "key-block", _pem_kind("", "MIIEv"), []),
+    ("private-key-encrypted-pkcs8", "key-block", _pem_kind("ENCRYPTED", "MIIFH"), []),
+    ("private-key-rsa-legacy-encrypted", "key-block", _pem_kind("ENCRYPTED-LEGACY"), []),
+    ("private-key-pgp", "key-block", _pem_kind("PGP", "lQOYBG"), []),
+    ("kubernetes-secret-data", "kubernetes", _k8s, []),
+    ("kubernetes-secret-stringdata", "kubernetes", _k8s_string_data, []),
+    ("password-sentence", "prose", _sentence("For the record, the password is {v} until Friday."), []),
+    ("password-sentence-for", "prose", _sentence("The wifi password for the lab is `{v}`."), []),
+    (
+        "password-sentence-was",
+        "prose",
+        _sentence("Admin login: alice, and my password was {v} before the reset."),
+        [],
+    ),
+    ("jwt", "token", _jwt, []),
+    ("bearer-opaque", "header", _opaque_bearer, []),
+    ("basic-auth-header", "header", _basic, []),
+    ("discord-bot", "chat", _discord, []),
+    ("telegram-bot", "chat", _telegram, []),
+    ("mailchimp", "saas", _mailchimp, []),
+    ("artifactory", "registry", _artifactory, []),
+    ("ibm-cloud-iam", "cloud", _ibm, []),
+    ("square", "payments", _tok((j("sq0", "csp-"),), URLSAFE, 43), ["SQUARE_SECRET={t}"]),
+    ("linear", "saas", _tok((j("lin", "_api_"),), ALNUM, 40), ["LINEAR_API_KEY={t}"]),
+    (
+        "postman",
+        "saas",
+        lambda r: (j("PM", "AK-") + rs(r, HEX, 24) + "-" + rs(r, HEX, 34), ""),
+        ["postman {t}"],
+    ),
+    ("atlassian", "saas", _tok((j("ATA", "TT3"),), URLSAFE, 186), ["JIRA_API_TOKEN={t}"]),
+    (
+        "newrelic",
+        "observability",
+        _tok((j("NR", "AK-"),), string.ascii_uppercase + string.digits, 27),
+        ["NEW_RELIC_API_KEY={t}"],
+    ),
+    (
+        "age",
+        "crypto",
+        lambda r: (j("AGE-SECRET", "-KEY-1") + rs(r, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58), ""),
+        ["# created: 2025-01-01\n{t}"],
+    ),
+    ("figma", "saas", _tok((j("fi", "gd_"),), URLSAFE, 40), ["FIGMA_TOKEN={t}"]),
+    ("replicate", "ai", _tok((j("r", "8_"),), ALNUM, 37), ["REPLICATE_API_TOKEN={t}"]),
+    ("groq", "ai", _tok((j("gs", "k_"),), ALNUM, 52), ["GROQ_API_KEY={t}"]),
+    ("perplexity", "ai", _tok((j("pp", "lx-"),), ALNUM, 48), ["{t}"]),
+    ("docker-hub", "registry", _tok((j("dckr", "_pat_"),), URLSAFE, 27), ["docker login -u acme -p {t}"]),
+    (
+        "tailscale",
+        "infra",
+        lambda r: (j("tskey", "-auth-") + rs(r, ALNUM, 12) + "-" + rs(r, ALNUM, 32), ""),
+        ["TS_AUTHKEY={t}"],
+    ),
+    ("supabase", "data", _tok((j("sb", "p_"),), HEX, 40), ["SUPABASE_ACCESS_TOKEN={t}"]),
+    ("xai", "ai", _tok((j("xa", "i-"),), ALNUM, 80), ["XAI_API_KEY={t}"]),
+    (
+        "dynatrace",
+        "observability",
+        lambda r: (
+            j("dt0", "c01.")
+            + rs(r, string.ascii_uppercase + string.digits, 24)
+            + "."
+            + rs(r, string.ascii_uppercase + string.digits, 64),
+            "",
+        ),
+        ["{t}"],
+    ),
+    (
+        "langsmith",
+        "ai",
+        lambda r: (j("lsv", "2_pt_") + rs(r, HEX, 32) + "_" + rs(r, HEX, 10), ""),
+        ["LANGSMITH_API_KEY={t}"],
+    ),
+    ("planetscale", "data", _tok((j("pscale", "_tkn_"),), URLSAFE, 43), ["PLANETSCALE_TOKEN={t}"]),
+]
+
+ASSIGNMENT_SPECS: list[tuple[str, str]] = [
+    ("env-assignment", "DB_PASSWORD={v}"),
+    ("yaml-assignment", "database:\n  host: db.internal\n  password: {v}"),
+    ("json-assignment", '{{"user": "svc", "password": "{v}"}}'),
+    ("toml-assignment", '[smtp]\nuser = "mailer"\npassword = "{v}"'),
+    ("python-assignment", 'API_SECRET = "{v}"\nclient = Client(secret=API_SECRET)'),
+    ("js-assignment", "const apiKey = '{v}';"),
+    ("dotnet-connection-string", "Server=sql01;Database=app;User Id=svc;Password={v};"),
+    ("cli-flag", "mysql --host db --user root --password={v}"),
+]
+
+
+def positives(seed: int = 3) -> list[Sample]:
+    out: list[Sample] = []
+    for index, (kind, family, build, contexts) in enumerate(POSITIVE_SPECS):
+        for variant, context in enumerate(contexts or [""]):
+            r = random.Random(f"{seed}:{index}:{variant}")
+            secret, snippet = build(r)
+            body = context.format(t=secret) if context else snippet
+            if context and "\n" not in body and not body.startswith("{"):
+                body = fenced("", body) if variant % 2 == 0 else f"Saved for later: {body}"
+            out.append(Sample(kind, family, note(r, f"Notes on {kind}", body), secret))
+    for index, (kind, template) in enumerate(ASSIGNMENT_SPECS):
+        for variant, maker in enumerate((password, lambda r: rs(r, ALNUM, 32))):
+            r = random.Random(f"{seed}:assign:{index}:{variant}")
+            value = maker(r)
+            out.append(
+                Sample(kind, "assignment", note(r, "Config", fenced("", template.format(v=value))), value)
+            )
+    return out
+
+
+# --- hard negatives -------------------------------------------------------------------------------
+
+
+def _neg(r: random.Random, category: str, body: str) -> Sample:
+    return Sample(category, category, note(r, category.replace("-", " ").title(), body), "")
+
+
+def negatives(seed: int = 3) -> list[Sample]:
+    out: list[Sample] = []
+    for i in range(3):
+        r = random.Random(f"{seed}:neg:{i}")
+        sha = rs(r, HEX, 40)
+        out += [
+            _neg(r, "git-sha", f"Fixed in commit {sha} (short `{sha[:7]}`), reverted by {rs(r, HEX, 12)}."),
+            _neg(
+                r,
+                "git-sha",
+                fenced("json", json.dumps({"commit": sha, "parent": rs(r, HEX, 40), "tree": rs(r, HEX, 40)})),
+            ),
+            _neg(r, "git-sha", f'rev = "{sha}"\nsecret_rotation_commit = "{rs(r, HEX, 40)}"'),
+            _neg(r, "digest", f"image: ghcr.io/acme/api@sha256:{rs(r, HEX, 64)}"),
+            _neg(r, "digest", f"{rs(r, HEX, 64)}  dist/app.tar.gz\nsha512: {rs(r, HEX, 128)}"),
+            _neg(
+                r,
+                "digest",
+                fenced(
+                    "json",
+                    json.dumps(
+                        {
+                            "resolved": "https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz",
+                            "integrity": "sha512-" + base64.b64encode(r.randbytes(64)).decode(),
+                        }
+                    ),
+                ),
+            ),
+            _neg(
+                r,
+                "digest",
+                f'checksum = "{rs(r, HEX, 64)}"\nsource = "registry+https://github.com/rust-lang/crates.io-index"',
+            ),
+            _neg(
+                r,
+                "uuid",
+                f"Request id {uid(r)} failed; trace {uid(r)}.",
+            ),
+            _neg(
+                r,
+                "uuid",
+                f'tenant_id: "{uid(r)}"\nclient_id: "{uid(r)}"',
+            ),
+            _neg(r, "ulid", f"Event 01H{rs(r, '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 23)} was replayed twice."),
+            _neg(
+                r,
+                "ssh-public-key",
+                "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + rs(r, B64, 43) + " alice@laptop",
+            ),
+            _neg(
+                r,
+                "ssh-public-key",
+                "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ"
+                + rs(r, B64, 500)
+                + " deploy@ci\n"
+                + "Fingerprint: SHA256:"
+                + rs(r, B64, 43),
+            ),
+            _neg(
+                r,
+                "pgp-public-key",
+                fenced(
+                    "",
+                    f"{DASHES}BEGIN PGP PUBLIC KEY BLOCK{DASHES}\n\nmQINBG"
+                    + pem_body(r, 5, "x")[1:]
+                    + f"\n{DASHES}END PGP PUBLIC KEY BLOCK{DASHES}",
+                ),
+            ),
+            _neg(
+                r,
+                "x509-certificate",
+                fenced(
+                    "",
+                    f"{DASHES}BEGIN CERTIFICATE{DASHES}\n"
+                    + pem_body(r, 8)
+                    + f"\n{DASHES}END CERTIFICATE{DASHES}",
+                ),
+            ),
+            _neg(
+                r,
+                "public-key-pem",
+                fenced(
+                    "",
+                    f"{DASHES}BEGIN PUBLIC KEY{DASHES}\n"
+                    + pem_body(r, 4)
+                    + f"\n{DASHES}END PUBLIC KEY{DASHES}",
+                ),
+            ),
+            _neg(
+                r,
+                "jwks-public-key",
+                fenced(
+                    "json",
+                    json.dumps(
+                        {
+                            "keys": [
+                                {
+                                    "kty": "RSA",
+                                    "use": "sig",
+                                    "alg": "RS256",
+                                    "kid": rs(r, URLSAFE, 22),
+                                    "n": rs(r, URLSAFE, 342),
+                                    "e": "AQAB",
+                                }
+                            ]
+                        },
+                        indent=2,
+                    ),
+                ),
+            ),
+            _neg(
+                r,
+                "mermaid",
+                fenced(
+                    "mermaid",
+                    "graph TD\n  A[Client] -->|token| B(API Gateway)\n  B --> C{Valid secret?}\n"
+                    "  C -->|yes| D[Service]\n  C -->|no| E[401]",
+                ),
+            ),
+            _neg(
+                r,
+                "cjk-prose",
+                "今日はデプロイの手順を確認しました。パスワードは共有しないこと。秘密鍵は金庫に保管する。"
+                "\n数据库密码存放在密钥管理服务中，不要写进笔记。토큰은 환경 변수로 전달합니다.",
+            ),
+            _neg(
+                r,
+                "stripe-object-id",
+                f"Refund for cus_{rs(r, ALNUM, 14)} on pi_{rs(r, ALNUM, 24)} (charge ch_{rs(r, ALNUM, 24)}).",
+            ),
+        ]
+    r = random.Random(f"{seed}:neg:fixed")
+    example_id = j("AKIA", "IOSFODNN7", "EXAMPLE")
+    example_secret = j("wJalrXUtnFEMI", "/K7MDENG/bPxRfiCY", "EXAMPLEKEY")
+    fixed = [
+        (
+            "example-key",
+            fenced("ini", f"aws_access_key_id = {example_id}\naws_secret_access_key = {example_secret}"),
+        ),
+        ("example-key", f"The docs use `{example_id}` as the access key id in every snippet."),
+        ("placeholder", fenced("yaml", "database:\n  password: ${DB_PASSWORD}\n  user: ${DB_USER}")),
+        (
+            "placeholder",
+            fenced("yaml", "- uses: actions/checkout@v4\n  with:\n    token: ${{ secrets.GITHUB_TOKEN }}"),
+        ),
+        (
+            "placeholder",
+            fenced("bash", "export OPENAI_API_KEY=<YOUR_API_KEY>\nexport ANTHROPIC_API_KEY=sk-ant-..."),
+        ),
+        ("placeholder", f"GITHUB_TOKEN={j('gh', 'p_')}{'x' * 36}\nNPM_TOKEN={j('np', 'm_')}{'X' * 36}"),
+        (
+            "placeholder",
+            'Set `api_key: "sk-..."` in the config and `password: "********"` in the vault file.',
+        ),
+        (
+            "placeholder",
+            fenced(
+                "python",
+                'password = os.environ["DB_PASSWORD"]\ntoken = settings.API_TOKEN\n'
+                "secret = get_secret('prod/db')",
+            ),
+        ),
+        ("placeholder", fenced("json", '{"password": "", "token": null, "apiKey": "YOUR_API_KEY_HERE"}')),
+        (
+            "placeholder",
+            "DATABASE_URL=postgres://user:password@localhost:5432/app\nREDIS_URL=redis://localhost:6379/0",
+        ),
+        (
+            "placeholder",
+            fenced("bash", 'curl -u "$USER:$TOKEN" https://api.example.com\ncurl -u admin https://x'),
+        ),
+        (
+            "placeholder",
+            f"Slack token looks like {j('xo', 'xb-')}your-token-here; "
+            f"Stripe keys look like {j('sk', '_live_')}...",
+        ),
+        (
+            "placeholder",
+            fenced(
+                "dotenv", "SECRET_KEY=changeme\nAPI_TOKEN=\nPASSWORD=<password>\nJWT_SECRET={{ jwt_secret }}"
+            ),
+        ),
+        (
+            "prose-about-secrets",
+            "We rotate the database password every 90 days. The password is stored in the vault, "
+            "never in notes. Ask Sam for the API key if you need one.",
+        ),
+        (
+            "prose-about-secrets",
+            "Private keys (`-----BEGIN RSA PRIVATE KEY-----` blocks) must never be committed; "
+            "use the secret manager. Tokens expire after an hour.",
+        ),
+        (
+            "prose-about-secrets",
+            "Lesson: the token was leaked in a CI log, so we revoked it and added masking. "
+            "The password for staging is rotated weekly by the pipeline.",
+        ),
+        (
+            "prose-about-secrets",
+            "Password: see 1Password entry 'prod-db'.\nAPI key: ask in #platform.\n"
+            "Secret: not needed for local dev.",
+        ),
+        (
+            "prose-about-secrets",
+            "Key takeaways: the primary key is (tenant_id, id); the sort key is created_at. "
+            "Public key auth only on bastion hosts.",
+        ),
+        (
+            "code-without-secrets",
+            fenced(
+                "python",
+                "def check_password(password: str) -> bool:\n"
+                "    token: Optional[str] = None\n    if password == expected:\n"
+                "        return True\n    return hmac.compare_digest(token, secret_key)",
+            ),
+        ),
+        (
+            "code-without-secrets",
+            fenced(
+                "typescript",
+                "interface Config { apiKey: string; secretName: string }\n"
+                "const passwordField = form.querySelector('#password');",
+            ),
+        ),
+        (
+            "config-without-secrets",
+            fenced(
+                "yaml",
+                "auth:\n  password_min_length: 12\n  token_ttl: 3600\n"
+                "  secret_name: db-credentials\n  password_file: /run/secrets/db",
+            ),
+        ),
+        (
+            "config-without-secrets",
+            fenced(
+                "yaml",
+                "apiVersion: v1\nkind: ConfigMap\ndata:\n  LOG_LEVEL: info\n"
+                "  FEATURE_FLAGS: YWxwaGEsYmV0YQ==",
+            ),
+        ),
+        (
+            "config-without-secrets",
+            fenced(
+                "yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n"
+                "data: {}\n# populated by external-secrets",
+            ),
+        ),
+        (
+            "url-without-credentials",
+            "See https://docs.example.com/auth?token=refresh#section and "
+            "git@github.com:acme/app.git, ssh://git@github.com/acme/app.git",
+        ),
+        (
+            "url-without-credentials",
+            "Mirror: https://mirror.example.org:8443/pkg/ and mailto:ops@example.com",
+        ),
+        (
+            "lockfile",
+            fenced(
+                "",
+                f'left-pad@1.3.0:\n  resolved "https://registry.yarnpkg.com/left-pad/-/left-pad-1.3.0.tgz#'
+                f'{rs(r, HEX, 40)}"\n  integrity sha512-' + base64.b64encode(r.randbytes(64)).decode(),
+            ),
+        ),
+        (
+            "lockfile",
+            fenced("", f'[[package]]\nname = "serde"\nversion = "1.0.197"\nchecksum = "{rs(r, HEX, 64)}"'),
+        ),
+        (
+            "ids",
+            f"Build {r.randint(10**6, 10**7)} on runner i-{rs(r, HEX, 17)} in vpc-{rs(r, HEX, 17)}; "
+            f"Sentry issue {rs(r, HEX, 32)}.",
+        ),
+        ("ids", f"Docker image id sha256:{rs(r, HEX, 64)} and container {rs(r, HEX, 12)}."),
+        (
+            "base64-data",
+            f"Embedded icon: data:image/png;base64,{base64.b64encode(r.randbytes(120)).decode()}",
+        ),
+        (
+            "mermaid",
+            fenced(
+                "mermaid",
+                "sequenceDiagram\n  participant U as User\n  U->>Auth: POST /login (password)\n"
+                "  Auth-->>U: 200 {access_token, refresh_token}\n  U->>API: Bearer <access_token>",
+            ),
+        ),
+        ("cjk-prose", "このノートにはトークンは含まれていません。鍵の更新は毎月行います。"),
+        (
+            "shell-history",
+            fenced(
+                "bash", "git push -u origin main\ndocker run -u 1000:1000 app\nssh -i ~/.ssh/id_ed25519 host"
+            ),
+        ),
+        (
+            "prose-about-secrets",
+            "The password is required. The token is refreshed automatically. "
+            "Our secret is great documentation.",
+        ),
+        (
+            "prose-about-secrets",
+            "If the key is missing, run `lifecycle doctor`; the password is never logged.",
+        ),
+    ]
+    out += [_neg(r, category, body) for category, body in fixed]
+    return out
+
+
+def all_samples(seed: int = 3) -> Iterator[Sample]:
+    yield from positives(seed)
+    yield from negatives(seed)

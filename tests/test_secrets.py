@@ -1,0 +1,312 @@
+"""The secret gate: recall and false positives on the generated corpus, no leaks, allowlist,
+determinism, the detect-secrets adapter, and bounded behaviour on hostile input."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from continuity import secret_rules
+from continuity.secrets import SCAN_ERROR, Finding, detect_secrets_scan, fingerprint, scan_text
+
+sys.path.insert(0, str(Path(__file__).parent))
+import secret_corpus as corpus
+
+POSITIVES = corpus.positives()
+NEGATIVES = corpus.negatives()
+
+
+def test_corpus_is_large_and_varied() -> None:
+    assert len(POSITIVES) >= 80
+    assert len({s.kind for s in POSITIVES}) >= 40
+    assert len(NEGATIVES) >= 80
+    wanted = {
+        "git-sha",
+        "digest",
+        "uuid",
+        "ulid",
+        "ssh-public-key",
+        "pgp-public-key",
+        "x509-certificate",
+        "jwks-public-key",
+        "example-key",
+        "placeholder",
+        "stripe-object-id",
+        "mermaid",
+        "cjk-prose",
+        "prose-about-secrets",
+        "lockfile",
+    }
+    assert wanted <= {s.kind for s in NEGATIVES}
+
+
+def test_recall_on_secret_bearing_notes() -> None:
+    missed = [s.kind for s in POSITIVES if not scan_text(s.text)]
+    assert 1 - len(missed) / len(POSITIVES) >= 0.97, missed
+
+
+def test_false_positives_on_hard_negatives() -> None:
+    flagged = [(s.kind, [f.describe() for f in scan_text(s.text)]) for s in NEGATIVES if scan_text(s.text)]
+    assert len(flagged) / len(NEGATIVES) <= 0.03, flagged
+
+
+@pytest.mark.parametrize("sample", POSITIVES, ids=lambda s: s.kind)
+def test_no_secret_value_in_any_rendering_of_a_finding(sample: corpus.Sample) -> None:
+    findings = scan_text(sample.text)
+    rendered = [
+        repr(findings),
+        str(findings),
+        *(f.describe() for f in findings),
+        *(repr(f) for f in findings),
+    ]
+    for text in rendered:
+        assert sample.secret not in text
+        # Not even a recognisable piece of it.
+        assert sample.secret[:16] not in text or len(sample.secret) < 16
+    for finding in findings:
+        assert len(finding.fingerprint) == 12
+        assert all(c in "0123456789abcdef" for c in finding.fingerprint)
+
+
+@pytest.mark.parametrize("sample", POSITIVES, ids=lambda s: s.kind)
+def test_a_finding_points_at_the_line_of_the_secret(sample: corpus.Sample) -> None:
+    lines = sample.text.split("\n")
+    first = sample.secret.split("\n")[0][:30]
+    secret_lines = {n for n, line in enumerate(lines, start=1) if first in line}
+    findings = scan_text(sample.text)
+    # Multi-line formats (key blocks, Kubernetes documents) report the line that starts them.
+    assert {f.line for f in findings} & secret_lines or any(f.line < min(secret_lines) for f in findings)
+
+
+def test_describe_names_line_detector_and_fingerprint() -> None:
+    finding = Finding(12, "github-token", "3fa1c2d9e0b1")
+    assert finding.describe() == "line 12: github-token (fingerprint 3fa1c2d9e0b1)"
+    assert fingerprint("abc") == "ba7816bf8f01"
+
+
+def test_findings_are_sorted_unique_and_deterministic() -> None:
+    text = "\n".join(s.text for s in POSITIVES[:30])
+    first = scan_text(text)
+    assert first == scan_text(text)
+    assert first == sorted(first)
+    keys = [(f.line, f.detector) for f in first]
+    assert len(keys) == len(set(keys))
+    assert all(f.detector != SCAN_ERROR for f in first)
+
+
+def test_line_numbers_count_from_the_first_line_including_frontmatter() -> None:
+    token = corpus.checksummed(random.Random(7), corpus.j("gh", "p_"))
+    text = f"---\nid: x\n---\n\nplain\n\nGH={token}\n"
+    assert [f.line for f in scan_text(text) if f.detector == "github-token"] == [7]
+
+
+def test_crlf_lone_cr_and_nul_do_not_hide_or_shift_secrets() -> None:
+    sample = next(s for s in POSITIVES if s.kind == "github-classic-pat")
+    lf = scan_text(sample.text)
+    crlf = scan_text(sample.text.replace("\n", "\r\n"))
+    assert [(f.line, f.detector) for f in lf] == [(f.line, f.detector) for f in crlf]
+    assert scan_text("\x00" + sample.secret + "\x00")
+
+
+def test_allowlist_pragma_allowlists_its_line_only() -> None:
+    r = random.Random(11)
+    one = corpus.checksummed(r, corpus.j("gh", "p_"))
+    two = corpus.checksummed(r, corpus.j("gh", "p_"))
+    text = f"a = {one}  # pragma: allowlist secret\nb = {two}\n"
+    findings = scan_text(text)
+    assert findings and {f.line for f in findings} == {2}
+    assert not scan_text(f"TOKEN={one} <!-- Pragma: Allowlist Secret -->")
+
+
+def test_github_and_npm_checksums() -> None:
+    r = random.Random(5)
+    token = corpus.checksummed(r, corpus.j("gh", "p_"))
+    assert secret_rules.crc32_base62_ok(token[4:])
+    broken = token[:10] + ("A" if token[10] != "A" else "B") + token[11:]
+    assert not secret_rules.crc32_base62_ok(broken[4:])
+    # A valid checksum is accepted even when the body looks like a filler.
+    body = "a" * 30
+    low_entropy = corpus.j("np", "m_") + body + corpus.b62_encode(__import__("binascii").crc32(body.encode()))
+    assert [f.detector for f in scan_text(low_entropy)] == ["npm-token"]
+    assert not scan_text(corpus.j("gh", "p_") + "a" * 36)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is stored in 1Password",
+        "Password: see the vault entry",
+        "password_file: /run/secrets/db",
+        "token: ${{ secrets.NPM_TOKEN }}",
+        "api_key = os.getenv('API_KEY')",
+        "api_key: Optional[str] = None",
+        "postgres://user:password@localhost/app",
+        "-----BEGIN OPENSSH PRIVATE KEY----- goes in ~/.ssh, never here",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "`sk-...` and `sk-ant-...` are the prefixes",
+        "cus_NffrFeUfNV2Hib pi_3MtwBwLkdIwHu7ix28a3tqPa",
+        "我的密码在保险库里，令牌每天轮换。",
+    ],
+)
+def test_hard_negatives_stay_clean(text: str) -> None:
+    assert scan_text(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("redis://:" + "Zq8xK2pL9mWv4tR7" + "@cache:6379", "url-credentials"),
+        ("curl -u admin:" + "Pl4nk-Hor5e" + " https://ci", "curl-credentials"),
+        ("The password is " + "Tr0ub4dor&3" + ".", "password-sentence"),
+        ('"password": "' + "Xk29!pQz" + '"', "secret-assignment"),
+        ("DB_PASS=" + "h7Gk2pQx9Lm", "secret-assignment"),
+        ("Authorization: Bearer " + "a8F3kd92LsQ0pW7zX1cV5bN4mR6tY2uE", "bearer-token"),
+    ],
+)
+def test_structural_detectors(text: str, detector: str) -> None:
+    assert detector in {f.detector for f in scan_text(text)}
+
+
+def test_scanning_prose_does_not_import_detect_secrets() -> None:
+    code = (
+        "import sys\nimport continuity.secrets as s\n"
+        "assert 'detect_secrets' not in sys.modules\n"
+        "s.scan_text('# Notes\\nWe discussed the API key rotation and the password policy.\\n' * 50)\n"
+        "assert 'detect_secrets' not in sys.modules\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_detect_secrets_adapter_on_in_memory_lines() -> None:
+    from detect_secrets.settings import get_settings
+
+    before = get_settings().json()
+    r = random.Random(9)
+    discord = "M" + corpus.rs(r, corpus.ALNUM, 23) + "." + corpus.rs(r, corpus.URLSAFE, 6) + "."
+    discord += corpus.rs(r, corpus.URLSAFE, 27)
+    found = detect_secrets_scan([(4, f"discord bot {discord}"), (9, "nothing here")])
+    assert [(n, d) for n, d, _ in found] == [(4, "discord-bot-token")]
+    assert found[0][2] == discord
+    assert get_settings().json() == before
+    findings = scan_text(f"a\nb\ndiscord: {discord}\n")
+    assert "discord-bot-token" in {f.detector for f in findings}
+    assert all(discord not in f.describe() for f in findings)
+
+
+def test_detect_secrets_private_api_is_the_pinned_one() -> None:
+    import inspect
+
+    from detect_secrets.__version__ import VERSION
+    from detect_secrets.core import scan
+
+    assert VERSION == "1.5.0"
+    assert list(inspect.signature(scan._process_line_based_plugins).parameters) == ["lines", "filename"]
+
+
+# --- hostile input: bounded sizes, no timing assertions ----------------------------------------------
+
+MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * MIB,
+        "A" * MIB,
+        "ghp_" * (MIB // 4),
+        "://" * (MIB // 3),
+        ":@" * (MIB // 2),
+        "password=" * (MIB // 9),
+        "password is " * (MIB // 12),
+        "-----BEGIN PRIVATE KEY-----" * (MIB // 27),
+        "aws " + "Ab1/" * (MIB // 4),
+        "kind: Secret\ndata:\n" + "  k: " * (MIB // 5),
+        "Bearer " * (MIB // 7),
+        "x" * 40 + "Q~" + "y" * MIB,
+        "0" * MIB + ":AA",
+        "password: x\n" * 100_000,
+        "key = 'abcdefgh12345678'\n" * 100_000,
+        "\n" * 100_000,
+    ],
+    ids=lambda t: repr(t[:12]),
+)
+def test_pathological_input_finishes(text: str) -> None:
+    findings = scan_text(text)
+    assert all(isinstance(f, Finding) and f.detector != SCAN_ERROR for f in findings)
+
+
+FRAGMENTS = st.sampled_from(
+    [
+        "ghp_",
+        "npm_",
+        "sk-",
+        "AKIA",
+        "://",
+        ":",
+        "@",
+        "=",
+        '"',
+        "'",
+        "`",
+        "\n",
+        "\r\n",
+        "\r",
+        " ",
+        "\t",
+        "-----BEGIN ",
+        "PRIVATE KEY-----",
+        "password",
+        "token",
+        "is",
+        "kind: Secret",
+        "data:",
+        "Bearer ",
+        "\\n",
+        "pragma: allowlist secret",
+        "eyJ",
+        ".",
+        "Q~",
+        "-us",
+        "\x00",
+        "\u2028",
+        "İ",
+        "密码",
+        "aws",
+        "curl -u ",
+    ]
+)
+TEXTS = st.one_of(
+    st.text(max_size=400),
+    st.lists(st.one_of(FRAGMENTS, st.text(alphabet=corpus.B64 + "_-", max_size=60)), max_size=40).map(
+        "".join
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_scan_never_raises_and_is_deterministic(text: str) -> None:
+    first = scan_text(text)
+    assert first == scan_text(text)
+    assert first == sorted(first)
+    assert all(f.detector != SCAN_ERROR for f in first)
+    lines = text.count("\n") + 1
+    assert all(1 <= f.line <= lines for f in first)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200), st.integers(min_value=0, max_value=len(POSITIVES) - 1))
+def test_a_secret_is_found_whatever_text_surrounds_its_line(noise: str, index: int) -> None:
+    sample = POSITIVES[index]
+    clean = noise.replace("\r", " ").replace("\n", " ")
+    text = clean + "\n" + sample.text + "\n" + clean
+    assert scan_text(sample.text) == [] or scan_text(text)
