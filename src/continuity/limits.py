@@ -61,6 +61,17 @@ LOCAL_LOCK_TIMEOUT_SECONDS = 10.0
 REVALIDATE_AFTER_DAYS = 90
 HANDOFF_MAX_NEXT_ACTIONS = 3
 HANDOFF_MIN_NEXT_ACTIONS = 1
+# A lease file is a few hundred bytes of JSON; anything larger is not one.
+LEASE_FILE_CAP_BYTES = 4 * KIB
+LEASE_TASK_MAX_CHARS = 200
+# An edit of SOUL.md or PREFERENCES.md takes the lease for at most this long when none is held.
+EDIT_LEASE_TTL_SECONDS = 10 * 60
+# One-line frontmatter values given on the command line.
+TITLE_MAX_CHARS = 200
+SESSION_ID_MAX_CHARS = 128
+EVIDENCE_MAX_CHARS = 2000
+# Same-second handoff names get a counter suffix; give up (exit 5) after this many.
+HANDOFF_NAME_ATTEMPTS = 100
 
 # Warm retrieval.
 RECALL_MAIN_ALLOWANCE_BYTES = 12 * KIB
