@@ -104,7 +104,10 @@ def secret_notice(label: str, text: str) -> str | None:
         return None
     shown = "; ".join(f.describe() for f in findings[:3])
     more = f" and {len(findings) - 3} more" if len(findings) > 3 else ""
-    return f"{label} left out: secret-like content at {shown}{more}; remove it or mark a false positive with 'pragma: allowlist secret'"
+    return (
+        f"{label} left out: secret-like content at {shown}{more}; "
+        "remove it or mark a false positive with 'pragma: allowlist secret'"
+    )
 
 
 def _left_out(raw: Raw, reason: str, message: str, digest: str | None = None) -> SourceView:

@@ -28,7 +28,9 @@ class Harness(str, Enum):
 
 def init(
     vault: Annotated[Path, typer.Option("--vault", help="The vault folder (absolute or relative to here).")],
-    new: Annotated[bool, typer.Option("--new", help="Create the vault from the template (folder absent or empty).")] = False,
+    new: Annotated[
+        bool, typer.Option("--new", help="Create the vault from the template (folder absent or empty).")
+    ] = False,
     device: Annotated[str | None, typer.Option(help="This computer's id (default: host name + suffix).")] = None,
     project: Annotated[str | None, typer.Option(help="The project id (default: the repository's folder name).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing, different connection.")] = False,
@@ -65,7 +67,9 @@ def init(
 
 def render(
     event: Annotated[Event, typer.Option(help="Which start to render for.")] = Event.SessionStart,
-    fmt: Annotated[Format, typer.Option("--format", help="text: the brief; json: the brief with its figures.")] = Format.text,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="text: the brief; json: the brief with its figures.")
+    ] = Format.text,
     harness: Annotated[Harness, typer.Option(help="Whose limits to respect.")] = Harness.codex,
 ) -> None:
     """Print the startup brief (exit 0 restored, 1 partial, 3 unavailable)."""
