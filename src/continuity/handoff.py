@@ -13,12 +13,17 @@ as invalid and never considered at all.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from continuity import limits, notes, vault
-from continuity.errors import NoteError
+from continuity.errors import InputRejected, NoteError
 from continuity.notes import Note
+
+if TYPE_CHECKING:
+    from continuity.writer import WriteContext
 
 SECTIONS = ("Goal and status", "Completed work", "Risks and decisions", "Next actions")
 BRIEF_SECTIONS = ("Goal and status", "Next actions", "Risks and decisions")
@@ -107,3 +112,282 @@ def brief_text(handoff: Handoff) -> str:
         if text is not None and text.strip():
             parts.append(f"## {title}\n{text.strip()}")
     return "\n\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------ writing
+# `handoff new` is stricter than loading: all four sections, one to three next actions, the 32 KiB cap
+# and the secret gate, all checked before anything is written. The file name begins with the UTC time,
+# so names sort by time; a same-second collision (two agents, or two computers via sync) gets a counter
+# suffix, and the exclusive create means one writer can never replace another's new handoff.
+
+_ITEM_BULLETS = ("-", "*", "+")
+
+
+@dataclass(frozen=True)
+class NewHandoff:
+    id: str
+    rel: str
+    status: str
+    supersedes: str | None
+    commit: str | None
+    session: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "version": 1,
+            "id": self.id,
+            "path": self.rel,
+            "status": self.status,
+            "supersedes": self.supersedes,
+        }
+
+
+def _is_item(line: str) -> bool:
+    """A top-level Markdown list item: `- x`, `* x`, `+ x`, `1. x`, `1) x` (at most one leading space)."""
+    text = line[1:] if line.startswith(" ") else line
+    if text[:1] in _ITEM_BULLETS:
+        rest = text[1:]
+    else:
+        digits = len(text) - len(text.lstrip("0123456789"))
+        if not 0 < digits <= 9 or text[digits : digits + 1] not in (".", ")"):
+            return False
+        rest = text[digits + 1 :]
+    return rest == "" or rest[0] in " \t"
+
+
+def count_items(text: str) -> int:
+    """Top-level list items in a section, ignoring fenced code."""
+    count = 0
+    fence = False
+    for line in text.split("\n"):
+        if line.lstrip(" ").startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if not fence and _is_item(line):
+            count += 1
+    return count
+
+
+def validate_body(body: str, name: str) -> None:
+    """The stricter shape `handoff new` requires (InputRejected, nothing written)."""
+    missing = [title for title in SECTIONS if notes.section(body, title) is None]
+    if missing:
+        raise InputRejected(
+            f"{name}: missing the section(s) {', '.join('## ' + m for m in missing)}; nothing was written"
+        )
+    actions = count_items(notes.section(body, "Next actions") or "")
+    low, high = limits.HANDOFF_MIN_NEXT_ACTIONS, limits.HANDOFF_MAX_NEXT_ACTIONS
+    if not low <= actions <= high:
+        raise InputRejected(
+            f"{name}: '## Next actions' has {actions} list items; write {low} to {high}; nothing was written"
+        )
+
+
+def head_commit(repo: Path | None) -> str | None:
+    """The checkout's HEAD commit, or None outside a repository or before the first commit."""
+    if repo is None:
+        return None
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", "-q", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = proc.stdout.strip()
+    if proc.returncode != 0 or len(value) not in (40, 64) or any(c not in "0123456789abcdef" for c in value):
+        return None
+    return value
+
+
+def handoff_name(moment: dt.datetime, device: str, slug: str, attempt: int) -> str:
+    stamp = moment.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    suffix = "" if attempt <= 1 else f"-{attempt}"
+    room = limits.NOTE_ID_MAX_CHARS - len(stamp) - len(device) - 2 - len(f"-{limits.HANDOFF_NAME_ATTEMPTS}")
+    slug = slug[: max(1, room)].strip("-") or "handoff"
+    return f"{stamp}-{device}-{slug}{suffix}.md"
+
+
+def id_for_name(name: str) -> str:
+    return name.removesuffix(".md").lower()
+
+
+def new_handoff(
+    ctx: WriteContext,
+    title: str,
+    body: str | None = None,
+    *,
+    commit: str | None = None,
+    source_name: str = "the input",
+) -> NewHandoff:
+    """Write a new current handoff for `ctx.project` and mark its predecessor superseded."""
+    from continuity import writer
+
+    project = ctx.project
+    if not project:
+        raise InputRejected("a handoff needs a project; connect this checkout with 'lifecycle init'")
+    title = writer.clean_line(title, "--title", limits.TITLE_MAX_CHARS)
+    session = (
+        writer.clean_line(ctx.session, "--session", limits.SESSION_ID_MAX_CHARS) if ctx.session else None
+    )
+    input_start = 1
+    if body is None:
+        body = writer.template_body("handoff.md", {"title": title}, writer.FALLBACK_HANDOFF)
+        source_name = "the handoff template"
+    else:
+        parsed = notes.parse_note(body.encode("utf-8"), source_name, require_frontmatter=False)
+        body, input_start = parsed.body, parsed.body_start_line
+    validate_body(body, source_name)
+    now = ctx.clock()
+    slug = writer.slugify(title, "handoff")
+    update: str | None = None
+    with writer.transaction(ctx) as tx:
+        chosen = select(read_all(ctx.vault), project).chosen
+        for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
+            name = handoff_name(now, ctx.device, slug, attempt)
+            rel = f"{vault.HANDOFFS}/{name}"
+            if os.path.lexists(ctx.vault / rel):
+                continue
+            new_id = id_for_name(name)
+            meta: dict[str, object] = {"id": new_id, "type": "handoff", "status": "current", "title": title}
+            meta.update({"project": project, "device": ctx.device})
+            if session:
+                meta["session"] = session
+            meta["created"] = now
+            if commit:
+                meta["commit"] = commit
+            if chosen is not None:
+                meta["supersedes"] = chosen.id
+            text = notes.compose(meta, body)
+            first = notes.compose(meta, "").count("\n")  # the note line where the body begins
+            if chosen is not None:
+                update = _superseded_text(chosen, new_id)
+                tx.check(chosen.rel, update, limits.LIFECYCLE_TEXT_CAP_BYTES)
+            try:
+                tx.create(
+                    rel,
+                    text,
+                    op="handoff.new",
+                    note_id=new_id,
+                    cap=limits.HANDOFF_CAP_BYTES,
+                    input_lines=(first, input_start),
+                )
+            except writer.Exists:
+                continue
+            break
+        else:
+            raise InputRejected(
+                f"could not find a free handoff name after {limits.HANDOFF_NAME_ATTEMPTS} attempts"
+            )
+        if chosen is not None and update is not None:
+            tx.replace(
+                chosen.rel,
+                update,
+                op="handoff.supersede",
+                note_id=chosen.id,
+                cap=limits.LIFECYCLE_TEXT_CAP_BYTES,
+                expect_sha256=writer.sha256_hex(chosen.data),
+            )
+    return NewHandoff(new_id, rel, "current", chosen.id if chosen else None, commit, session)
+
+
+def _superseded_text(previous: Handoff, new_id: str) -> str:
+    meta = dict(previous.note.meta)
+    meta["status"] = "superseded"
+    meta["superseded_by"] = new_id
+    return notes.compose(meta, previous.note.body)
+
+
+# ------------------------------------------------------------------------------------ reading
+
+
+@dataclass
+class Listing:
+    handoffs: list[Handoff] = field(default_factory=list)  # newest first
+    invalid: list[tuple[str, str]] = field(default_factory=list)
+
+
+def list_handoffs(
+    vault_root: Path, project: str | None, *, statuses: tuple[str, ...] | None = None
+) -> Listing:
+    """Valid handoffs (of `project` unless None, of `statuses` unless None), newest first."""
+    result = Listing()
+    for rel, data in read_all(vault_root):
+        if isinstance(data, NoteError):
+            result.invalid.append((rel, str(data)))
+            continue
+        try:
+            item = parse_handoff(data, rel)
+        except NoteError as exc:
+            result.invalid.append((rel, str(exc)))
+            continue
+        meta = item.note.meta
+        if project is not None and meta.get("project") != project:
+            continue
+        if statuses is not None and meta.get("status") not in statuses:
+            continue
+        result.handoffs.append(item)
+    result.handoffs.sort(key=lambda h: (h.created, h.rel), reverse=True)
+    return result
+
+
+def current(vault_root: Path, project: str) -> Selection:
+    """The same selection the startup brief makes (so `handoff current` and the brief agree)."""
+    return select(read_all(vault_root), project)
+
+
+def find(vault_root: Path, handoff_id: str) -> Handoff:
+    """A handoff by its id (or its file name's lower-cased stem); exit 5 for unknown or invalid ids."""
+    if not notes.is_note_id(handoff_id):
+        raise InputRejected(f"{handoff_id!r} is not a valid id ([a-z0-9][a-z0-9._-]*)")
+    matches: list[Handoff] = []
+    problems: list[str] = []
+    for rel, data in read_all(vault_root):
+        stem_match = id_for_name(rel.rpartition("/")[2]) == handoff_id
+        if isinstance(data, NoteError):
+            if stem_match:
+                problems.append(str(data))
+            continue
+        try:
+            item = parse_handoff(data, rel)
+        except NoteError as exc:
+            if stem_match:
+                problems.append(str(exc))
+            continue
+        if item.note.meta.get("id") == handoff_id or stem_match:
+            matches.append(item)
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise InputRejected(f"handoff id {handoff_id} is ambiguous: {', '.join(m.rel for m in matches)}")
+    if problems:
+        raise InputRejected(problems[0])
+    raise InputRejected(f"no handoff with id {handoff_id}")
+
+
+def summary(item: Handoff) -> dict[str, object]:
+    """The metadata of a handoff as JSON (never its body)."""
+    meta = item.note.meta
+
+    def text(key: str) -> str | None:
+        value = meta.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return {
+        "id": item.id,
+        "path": item.rel,
+        "status": text("status"),
+        "project": text("project"),
+        "device": text("device"),
+        "created": notes.format_utc(item.created),
+        "title": text("title"),
+        "session": text("session"),
+        "commit": text("commit"),
+        "supersedes": text("supersedes"),
+        "superseded_by": text("superseded_by"),
+    }

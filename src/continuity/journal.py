@@ -48,9 +48,7 @@ class Entry:
         return notes.as_utc(self.ts)
 
 
-def entry_line(
-    device: str, op: str, note_id: str | None, path: str, sha256: str | None, now: dt.datetime
-) -> str:
+def entry_line(device: str, op: str, note_id: str | None, path: str, sha256: str | None, now: dt.datetime) -> str:
     """The exact line written for one write (without its newline)."""
     doc = {
         "ts": notes.format_utc(now),

@@ -131,10 +131,7 @@ def local_lock(
             lock.acquire(timeout=0, fail_when_locked=True)
         except lock_errors.AlreadyLocked:
             if on_wait is not None:
-                on_wait(
-                    "another lifecycle command on this computer is writing the vault; "
-                    f"waiting up to {timeout:g}s"
-                )
+                on_wait(f"another lifecycle command on this computer is writing the vault; waiting up to {timeout:g}s")
             lock.acquire(timeout=timeout)
     except lock_errors.AlreadyLocked:
         raise LeaseHeld(
@@ -142,9 +139,7 @@ def local_lock(
             "try again when it has finished"
         ) from None
     except lock_errors.LockException as exc:
-        raise LeaseHeld(
-            f"the local write lock {path} cannot be taken ({exc.strerror or 'lock failed'})"
-        ) from None
+        raise LeaseHeld(f"the local write lock {path} cannot be taken ({exc.strerror or 'lock failed'})") from None
     depths[key] = 1
     try:
         yield path

@@ -82,9 +82,7 @@ def ensure_dir(vault_root: Path, rel_dir: str) -> Path:
                 current.mkdir(mode=0o700)
             info = os.lstat(current)
         if stat.S_ISLNK(info.st_mode):
-            raise InputRejected(
-                f"{current.relative_to(vault_root)} is a symbolic link; writes never follow links"
-            )
+            raise InputRejected(f"{current.relative_to(vault_root)} is a symbolic link; writes never follow links")
         if not stat.S_ISDIR(info.st_mode):
             raise InputRejected(f"{current.relative_to(vault_root)} is not a folder")
     return current
@@ -197,9 +195,7 @@ class Transaction:
         try:
             current = vault.read_capped(self.vault, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
         except NoteError as exc:
-            raise InputRejected(
-                f"{rel} changed while this command ran ({exc.reason}); run it again"
-            ) from None
+            raise InputRejected(f"{rel} changed while this command ran ({exc.reason}); run it again") from None
         if sha256_hex(current) != digest:
             raise InputRejected(f"{rel} changed while this command ran; run it again")
 

@@ -116,6 +116,11 @@ def _register() -> None:
     from continuity.cli import outbox
 
     outbox.register(app)
+    from continuity.cli import handoff, lease, memory
+
+    lease.register(app)
+    handoff.register(app)
+    memory.register(app)
 
 
 _register()

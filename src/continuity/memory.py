@@ -1,0 +1,546 @@
+"""The reviewed improvement loop: candidate -> approved -> superseded or archived, and edits of the soul.
+
+Observation becomes a *candidate* (`20-state/candidates/`, cold) with provenance: device, session and
+time. Only the person turns a candidate into an *approved* note (`30-memory/<kind>s/`, warm) with
+`verified` and `revalidate_by` dates; the candidate stays behind, marked approved, as the audit trail.
+A claim that stops being true is not rewritten: a new note *supersedes* it, and both are linked. An
+archived note moves to `90-archive/` under its original relative path, so its origin stays obvious.
+SOUL.md and PREFERENCES.md change only through `plan_edit` + `apply_edit`, which keep the previous
+version in `90-archive/00-system/` with its UTC time.
+
+Ids typed by a person are checked with `notes.is_note_id` and never joined into a path: notes are
+found by reading the known folders and comparing their frontmatter `id` (the name `<id>.md` is only a
+fast first guess). Candidate ids are `cand-<kind>-<slug>`, approved ids `<kind>-<slug>`, with a counter
+when the name is taken (archived names included, so an id never comes back to life). Memory notes are
+capped at the size recall can load, `RECALL_NOTE_CAP_BYTES`.
+
+Every write goes through `writer.transaction` (local lock, lease check, caps, secrets, journal).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from continuity import lease, limits, notes, vault, writer
+from continuity.errors import InputRejected, NoteError, UsageError
+from continuity.notes import Note
+from continuity.writer import WriteContext
+
+KINDS = ("fact", "decision", "lesson", "preference")
+KIND_FOLDERS = {"fact": vault.FACTS, "decision": vault.DECISIONS, "lesson": vault.LESSONS}
+MEMORY_FOLDERS = (vault.FACTS, vault.DECISIONS, vault.LESSONS)
+ARCHIVABLE_FOLDERS = (vault.CANDIDATES, vault.SESSIONS, *MEMORY_FOLDERS, vault.HANDOFFS)
+SCOPES = ("global", "project", "device")
+CONFIDENCES = ("low", "medium", "high")
+NOTE_CAP_BYTES = limits.RECALL_NOTE_CAP_BYTES
+EDITABLE = {
+    "soul": (vault.SOUL, limits.SOUL_CAP_BYTES),
+    "preferences": (vault.PREFERENCES, limits.PREFERENCES_CAP_BYTES),
+}
+
+
+@dataclass(frozen=True)
+class Found:
+    rel: str
+    note: Note
+    data: bytes
+
+    @property
+    def id(self) -> str:
+        return str(self.note.meta["id"])
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.note.meta
+
+    def text(self, key: str) -> str | None:
+        value = self.note.meta.get(key)
+        return value if isinstance(value, str) and value else None
+
+
+def _read_note(vault_root: Path, rel: str) -> Found | None:
+    try:
+        data = vault.read_capped(vault_root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
+        return Found(rel, notes.parse_note(data, rel), data)
+    except NoteError:
+        return None
+
+
+def check_id(note_id: str) -> str:
+    if not notes.is_note_id(note_id):
+        raise InputRejected(f"{note_id!r} is not a valid note id ([a-z0-9][a-z0-9._-]*, at most 128 characters)")
+    return note_id
+
+
+def find_note(vault_root: Path, note_id: str, folders: tuple[str, ...]) -> Found:
+    """The one note in `folders` whose frontmatter id is `note_id`; exit 5 when none or several."""
+    check_id(note_id)
+    for folder in folders:
+        guess = _read_note(vault_root, f"{folder}/{note_id}.md")
+        if guess is not None and guess.meta.get("id") == note_id:
+            return guess
+    matches: list[Found] = []
+    needle = note_id.encode("utf-8")
+    for folder in folders:
+        for rel, info in vault.list_notes(vault_root, folder):
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limits.LIFECYCLE_TEXT_CAP_BYTES:
+                continue
+            found = _read_note(vault_root, rel)
+            if found is not None and needle in found.data and found.meta.get("id") == note_id:
+                matches.append(found)
+    if len(matches) > 1:
+        raise InputRejected(f"id {note_id} is ambiguous: {', '.join(m.rel for m in matches)}")
+    if not matches:
+        raise InputRejected(f"no note with id {note_id} in {', '.join(folders)}")
+    return matches[0]
+
+
+def _free_id(vault_root: Path, base: str, folder: str) -> str:
+    """`base`, or `base-2`, `base-3`…: the first id whose file exists neither in `folder` nor archived."""
+    for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
+        candidate = base if attempt == 1 else f"{base}-{attempt}"
+        paths = (f"{folder}/{candidate}.md", f"{vault.ARCHIVE}/{folder}/{candidate}.md")
+        if not any(os.path.lexists(vault_root / rel) for rel in paths):
+            return candidate
+    raise InputRejected(f"could not find a free id for {base} after {limits.HANDOFF_NAME_ATTEMPTS} attempts")
+
+
+def _choice(value: str, allowed: tuple[str, ...], label: str) -> str:
+    if value not in allowed:
+        raise UsageError(f"{label} must be one of {', '.join(allowed)}")
+    return value
+
+
+def _input_body(body: str | None, source_name: str, title: str, kind: str) -> tuple[str, int]:
+    """(body, its first line in the input): the input's own frontmatter, if any, is replaced by ours.
+
+    Without input the body comes from `templates/<kind>.md` (a fact, decision or lesson has its own
+    shape), else from `templates/candidate.md`.
+    """
+    if body is None:
+        name = f"{kind}.md" if kind in KIND_FOLDERS else "candidate.md"
+        return writer.template_body(name, {"title": title}, writer.FALLBACK_CANDIDATE), 1
+    parsed = notes.parse_note(body.encode("utf-8"), source_name, require_frontmatter=False)
+    if not parsed.body.strip():
+        raise InputRejected(f"{source_name} has no text; nothing was written")
+    return parsed.body, parsed.body_start_line
+
+
+# ------------------------------------------------------------------------------------ candidates
+
+
+@dataclass(frozen=True)
+class Created:
+    id: str
+    rel: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 1, "id": self.id, "path": self.rel}
+
+
+def new_candidate(
+    ctx: WriteContext,
+    kind: str,
+    title: str,
+    body: str | None = None,
+    *,
+    scope: str = "project",
+    confidence: str = "medium",
+    evidence: str | None = None,
+    source_name: str = "the input",
+) -> Created:
+    """Record a proposed memory in `20-state/candidates/` with its provenance."""
+    _choice(kind, KINDS, "--type")
+    _choice(scope, SCOPES, "--scope")
+    _choice(confidence, CONFIDENCES, "--confidence")
+    title = writer.clean_line(title, "--title", limits.TITLE_MAX_CHARS)
+    if evidence is not None:
+        evidence = writer.clean_line(evidence, "--evidence", limits.EVIDENCE_MAX_CHARS)
+    if scope == "project" and not ctx.project:
+        raise UsageError("--scope project needs a connected project")
+    text, input_start = _input_body(body, source_name, title, kind)
+    now = ctx.clock()
+    with writer.transaction(ctx) as tx:
+        note_id = _free_id(ctx.vault, f"cand-{kind}-{writer.slugify(title, 'note')}", vault.CANDIDATES)
+        meta: dict[str, Any] = {
+            "id": note_id,
+            "type": kind,
+            "status": "candidate",
+            "title": title,
+            "scope": scope,
+        }
+        if scope == "project":
+            meta["project"] = ctx.project
+        elif scope == "device":
+            meta["device"] = ctx.device
+        meta["confidence"] = confidence
+        meta["created"] = now
+        provenance: dict[str, Any] = {"device": ctx.device}
+        if ctx.session:
+            provenance["session"] = ctx.session
+        provenance["time"] = notes.format_utc(now)
+        meta["provenance"] = provenance
+        if evidence:
+            meta["evidence"] = evidence
+        rel = f"{vault.CANDIDATES}/{note_id}.md"
+        first = notes.compose(meta, "").count("\n")
+        tx.create(
+            rel,
+            notes.compose(meta, text),
+            op="note.new",
+            note_id=note_id,
+            cap=NOTE_CAP_BYTES,
+            input_lines=(first, input_start),
+        )
+    return Created(note_id, rel)
+
+
+def load_candidate(vault_root: Path, candidate_id: str) -> Found:
+    """A candidate that can be approved (exit 5 otherwise), for showing before asking."""
+    found = find_note(vault_root, candidate_id, (vault.CANDIDATES,))
+    status = found.meta.get("status")
+    if status != "candidate":
+        raise InputRejected(f"{candidate_id} is not awaiting approval (status {status})")
+    kind = found.meta.get("type")
+    if kind == "preference":
+        raise InputRejected(
+            f"{candidate_id} is a preference: apply it with 'lifecycle edit preferences --from FILE', "
+            f"then 'lifecycle archive {candidate_id}'"
+        )
+    if kind not in KIND_FOLDERS:
+        raise InputRejected(f"{candidate_id} has type {kind!r}; only {', '.join(KIND_FOLDERS)} can be approved")
+    return found
+
+
+@dataclass(frozen=True)
+class Approved:
+    id: str
+    rel: str
+    candidate_id: str
+    candidate_rel: str
+    revalidate_by: dt.date
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "id": self.id,
+            "path": self.rel,
+            "candidate": self.candidate_id,
+            "candidate_path": self.candidate_rel,
+            "revalidate_by": self.revalidate_by.isoformat(),
+        }
+
+
+def _approved_from(vault_root: Path, folder: str, candidate_id: str) -> Found | None:
+    """An approved note already made from this candidate (a crash between the two writes)."""
+    needle = candidate_id.encode("utf-8")
+    for rel, _info in vault.list_notes(vault_root, folder):
+        found = _read_note(vault_root, rel)
+        if found is not None and needle in found.data and found.meta.get("candidate") == candidate_id:
+            return found
+    return None
+
+
+def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = limits.REVALIDATE_AFTER_DAYS) -> Approved:
+    """The person's act: write the approved note and mark the candidate approved."""
+    now = ctx.clock()
+    today = now.date()
+    due = today + dt.timedelta(days=revalidate_days)
+    with writer.transaction(ctx) as tx:
+        cand = load_candidate(ctx.vault, candidate_id)
+        kind = str(cand.meta["type"])
+        folder = KIND_FOLDERS[kind]
+        existing = _approved_from(ctx.vault, folder, candidate_id)
+        if existing is not None:
+            note_id, rel = existing.id, existing.rel
+            due = notes.as_date(existing.meta.get("revalidate_by")) or due
+        else:
+            base = candidate_id.removeprefix("cand-")
+            note_id = _free_id(ctx.vault, base, folder)
+            skip = ("id", "type", "status", "approved_as", "approved", "created")
+            meta: dict[str, Any] = {"id": note_id, "type": kind, "status": "approved"}
+            meta.update({k: v for k, v in cand.meta.items() if k not in skip})
+            meta["created"] = now
+            meta.update({"verified": today, "revalidate_by": due, "candidate": candidate_id, "approved": now})
+            meta["approved_on"] = ctx.device
+            rel = f"{folder}/{note_id}.md"
+        cand_meta = dict(cand.meta)
+        cand_meta.update({"status": "approved", "approved_as": note_id, "approved": now})
+        cand_text = notes.compose(cand_meta, cand.note.body)
+        tx.check(cand.rel, cand_text, limits.LIFECYCLE_TEXT_CAP_BYTES)
+        if existing is None:
+            tx.create(
+                rel,
+                notes.compose(meta, cand.note.body),
+                op="note.approve",
+                note_id=note_id,
+                cap=NOTE_CAP_BYTES,
+            )
+        tx.replace(
+            cand.rel,
+            cand_text,
+            op="note.approve",
+            note_id=candidate_id,
+            cap=limits.LIFECYCLE_TEXT_CAP_BYTES,
+            expect_sha256=writer.sha256_hex(cand.data),
+        )
+    return Approved(note_id, rel, candidate_id, cand.rel, due)
+
+
+# ------------------------------------------------------------------------- supersede and archive
+
+
+@dataclass(frozen=True)
+class Superseded:
+    old_id: str
+    old_rel: str
+    new_id: str
+    new_rel: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "old": self.old_id,
+            "old_path": self.old_rel,
+            "new": self.new_id,
+            "new_path": self.new_rel,
+        }
+
+
+def supersede(ctx: WriteContext, old_id: str, new_id: str) -> Superseded:
+    """Link two approved notes and mark the old one superseded (history is kept, not rewritten)."""
+    if check_id(old_id) == check_id(new_id):
+        raise InputRejected("a note cannot supersede itself")
+    now = ctx.clock()
+    with writer.transaction(ctx) as tx:
+        old = find_note(ctx.vault, old_id, MEMORY_FOLDERS)
+        new = find_note(ctx.vault, new_id, MEMORY_FOLDERS)
+        if old.meta.get("status") != "approved":
+            raise InputRejected(f"{old_id} is not an approved note (status {old.meta.get('status')})")
+        if new.meta.get("status") != "approved":
+            raise InputRejected(f"{new_id} is not an approved note (status {new.meta.get('status')})")
+        old_meta = dict(old.meta)
+        old_meta.update({"status": "superseded", "superseded_by": new_id, "superseded": now})
+        new_meta = dict(new.meta)
+        new_meta["supersedes"] = old_id
+        old_text = notes.compose(old_meta, old.note.body)
+        new_text = notes.compose(new_meta, new.note.body)
+        tx.check(old.rel, old_text, limits.LIFECYCLE_TEXT_CAP_BYTES)
+        tx.check(new.rel, new_text, limits.LIFECYCLE_TEXT_CAP_BYTES)
+        for found, text in ((new, new_text), (old, old_text)):
+            tx.replace(
+                found.rel,
+                text,
+                op="note.supersede",
+                note_id=found.id,
+                cap=limits.LIFECYCLE_TEXT_CAP_BYTES,
+                expect_sha256=writer.sha256_hex(found.data),
+            )
+    return Superseded(old_id, old.rel, new_id, new.rel)
+
+
+@dataclass(frozen=True)
+class Archived:
+    id: str
+    from_rel: str
+    rel: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 1, "id": self.id, "from": self.from_rel, "path": self.rel}
+
+
+def archive(ctx: WriteContext, note_id: str) -> Archived:
+    """Move a note into `90-archive/` under its original relative path, marked archived."""
+    now = ctx.clock()
+    with writer.transaction(ctx) as tx:
+        found = find_note(ctx.vault, note_id, ARCHIVABLE_FOLDERS)
+        target = f"{vault.ARCHIVE}/{found.rel}"
+        meta = dict(found.meta)
+        is_handoff = meta.get("type") == "handoff"
+        if not is_handoff:
+            meta["status"] = "archived"
+        elif meta.get("status") == "current":
+            meta["status"] = "historical"
+        meta["archived"] = now
+        text = notes.compose(meta, found.note.body)
+        if os.path.lexists(ctx.vault / target):
+            done = _read_note(ctx.vault, target)
+            if done is None or done.meta.get("id") != note_id:
+                raise writer.Exists(f"{target} already exists; refusing to overwrite it")
+        else:
+            tx.create(target, text, op="note.archive", note_id=note_id, cap=limits.LIFECYCLE_TEXT_CAP_BYTES)
+        tx.expect(found.rel, writer.sha256_hex(found.data))
+        tx.remove(found.rel, op="note.archive", note_id=note_id)
+    return Archived(note_id, found.rel, target)
+
+
+# ------------------------------------------------------------------------------------- revalidate
+
+
+@dataclass(frozen=True)
+class Due:
+    id: str
+    rel: str
+    kind: str | None
+    title: str | None
+    revalidate_by: dt.date | None  # None: the note has no usable date, which is itself overdue
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": self.rel,
+            "type": self.kind,
+            "title": self.title,
+            "revalidate_by": self.revalidate_by.isoformat() if self.revalidate_by else None,
+        }
+
+
+def revalidate(vault_root: Path, now: dt.datetime | None = None) -> tuple[list[Due], list[tuple[str, str]]]:
+    """Approved notes whose `revalidate_by` is past (or missing); read-only, no lock. (due, invalid)."""
+    today = lease.utcnow(now).date()
+    due: list[Due] = []
+    invalid: list[tuple[str, str]] = []
+    for folder in MEMORY_FOLDERS:
+        for rel, _info in vault.list_notes(vault_root, folder):
+            try:
+                data = vault.read_capped(vault_root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
+                note = notes.parse_note(data, rel)
+            except NoteError as exc:
+                invalid.append((rel, str(exc)))
+                continue
+            found = Found(rel, note, data)
+            if note.meta.get("status") != "approved" or not notes.is_note_id(note.meta.get("id")):
+                continue
+            when = notes.as_date(note.meta.get("revalidate_by"))
+            if when is None or when < today:
+                kind = found.text("type")
+                due.append(Due(found.id, rel, kind, found.text("title"), when))
+    due.sort(key=lambda item: (item.revalidate_by or dt.date.min, item.rel))
+    return due, invalid
+
+
+# ------------------------------------------------------------------------------ soul, preferences
+
+
+@dataclass(frozen=True)
+class EditPlan:
+    which: str
+    rel: str
+    old: bytes | None  # None when the file does not exist yet
+    new_text: str
+    diff: list[str]
+
+    @property
+    def unchanged(self) -> bool:
+        return self.old is not None and self.old == self.new_text.encode("utf-8")
+
+
+def plan_edit(vault_root: Path, which: str, new_text: str) -> EditPlan:
+    """Validate a new SOUL.md or PREFERENCES.md (type, cap, secrets) and diff it; nothing is written."""
+    if which not in EDITABLE:
+        raise UsageError(f"edit takes one of {', '.join(EDITABLE)}")
+    rel, cap = EDITABLE[which]
+    note = notes.parse_note(new_text.encode("utf-8"), f"the new {rel}")
+    if note.meta.get("type") != which:
+        raise InputRejected(f"the new {rel} must have 'type: {which}' in its frontmatter")
+    writer.check_text(rel, new_text, cap)
+    try:
+        old: bytes | None = vault.read_capped(vault_root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
+    except NoteError as exc:
+        if exc.reason != "missing":
+            raise
+        old = None
+    old_lines = _redacted_lines(old) if old is not None else []
+    diff = list(difflib.unified_diff(old_lines, new_text.splitlines(keepends=True), f"{rel} (current)", f"{rel} (new)"))
+    return EditPlan(which, rel, old, new_text, diff)
+
+
+def _redacted_lines(data: bytes) -> list[str]:
+    """The current file's lines for the diff; a line with a secret-like value is replaced by a marker.
+
+    The current file may be malformed (often the reason for the edit), so bytes that are not UTF-8
+    are shown as replacement characters instead of failing.
+    """
+    from continuity.secrets import scan_text
+
+    text = notes.normalize_newlines(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    lines = text.splitlines(keepends=True)
+    for finding in scan_text(text):
+        if 0 < finding.line <= len(lines):
+            lines[finding.line - 1] = f"[line {finding.line} hidden: looks like a secret ({finding.detector})]\n"
+    return lines
+
+
+@dataclass(frozen=True)
+class Edited:
+    which: str
+    rel: str
+    archived: str | None
+    changed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 1, "path": self.rel, "archived": self.archived, "changed": self.changed}
+
+
+def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = limits.EDIT_LEASE_TTL_SECONDS) -> Edited:
+    """Write a planned edit under the lease, keeping the previous version in `90-archive/00-system/`.
+
+    The lease is taken for the write when this device does not hold it already, and given back after.
+    The current file must still be what was planned against (a sync may have changed it meanwhile).
+    """
+    if plan.unchanged:
+        return Edited(plan.which, plan.rel, None, False)
+    meta_id = notes.parse_note(plan.new_text.encode("utf-8"), plan.rel).meta.get("id")
+    note_id = meta_id if notes.is_note_id(meta_id) else None
+    op = f"{plan.which}.edit"
+    archived: str | None = None
+    with writer.transaction(ctx) as tx:
+        took = tx.lease_status.state != "held"
+        if took:
+            taken = lease.acquire_locked(ctx.vault, ctx.device, lease_ttl, f"edit {plan.which}", ctx.clock())
+            tx.record("lease.acquire", None, taken.rel, writer.sha256_hex(taken.to_json().encode("utf-8")))
+        try:
+            if plan.old is None:
+                if os.path.lexists(ctx.vault / plan.rel):
+                    raise InputRejected(f"{plan.rel} appeared while this command ran; run it again")
+                tx.create(plan.rel, plan.new_text, op=op, note_id=note_id, cap=EDITABLE[plan.which][1])
+            else:
+                tx.expect(plan.rel, writer.sha256_hex(plan.old))
+                archived = _preserve(tx, plan, op, note_id)
+                tx.replace(
+                    plan.rel,
+                    plan.new_text,
+                    op=op,
+                    note_id=note_id,
+                    cap=EDITABLE[plan.which][1],
+                    expect_sha256=writer.sha256_hex(plan.old),
+                )
+        finally:
+            if took:
+                lease.remove_lease_file(ctx.vault, lease.lease_rel(ctx.device))
+                tx.record("lease.release", None, lease.lease_rel(ctx.device), None)
+    return Edited(plan.which, plan.rel, archived, True)
+
+
+def _preserve(tx: writer.Transaction, plan: EditPlan, op: str, note_id: str | None) -> str:
+    """Copy the previous version, byte for byte, to `90-archive/00-system/<NAME>.<UTC time>.md`."""
+    assert plan.old is not None
+    stem = plan.rel.rpartition("/")[2].removesuffix(".md")
+    stamp = tx.ctx.clock().strftime("%Y%m%dT%H%M%SZ")
+    for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
+        suffix = "" if attempt == 1 else f"-{attempt}"
+        rel = f"{vault.ARCHIVE}/{vault.SYSTEM}/{stem}.{stamp}{suffix}.md"
+        if os.path.lexists(tx.vault / rel):
+            continue
+        try:
+            tx.preserve(rel, plan.old, op=op, note_id=note_id)
+        except writer.Exists:
+            continue
+        return rel
+    raise InputRejected(f"could not find a free archive name for {plan.rel}")

@@ -1,0 +1,364 @@
+"""The improvement loop: candidates, approval, supersede, archive, revalidate, and soul/preference edits."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, journal_lines, make_vault, write_lease
+
+from continuity import lease, limits, memory, notes, vault, writer
+from continuity.errors import InputRejected, LeaseHeld, UsageError
+
+DAY = dt.timedelta(days=1)
+SOUL = "---\nid: soul\ntype: soul\nstatus: approved\n---\n# Soul\n\n## Brief\n\n- Careful and brief.\n"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_vault(tmp_path / "vault")
+
+
+def meta_of(root: Path, rel: str) -> dict[str, object]:
+    return notes.parse_note((root / rel).read_bytes(), rel).meta
+
+
+def candidate(root: Path, title: str = "Tests need Docker", kind: str = "fact", **extra: object) -> memory.Created:
+    ctx = context(root, now=NOW, session="s-1")
+    return memory.new_candidate(ctx, kind, title, "The suite starts Postgres in Docker.\n", **extra)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------- candidates
+
+
+def test_candidate_has_provenance(root: Path) -> None:
+    created = candidate(root, evidence="tests/conftest.py starts a container", confidence="high")
+    assert created.id == "cand-fact-tests-need-docker"
+    assert created.rel == "20-state/candidates/cand-fact-tests-need-docker.md"
+    assert created.to_json() == {"version": 1, "id": created.id, "path": created.rel}
+    meta = meta_of(root, created.rel)
+    assert meta["status"] == "candidate" and meta["type"] == "fact" and meta["scope"] == "project"
+    assert meta["project"] == "demo" and meta["confidence"] == "high"
+    assert meta["provenance"] == {"device": "laptop", "session": "s-1", "time": "2026-11-30T03:57:00Z"}
+    assert meta["evidence"] == "tests/conftest.py starts a container"
+    assert journal_lines(root)[-1]["op"] == "note.new"
+
+
+def test_candidate_ids_never_collide(root: Path) -> None:
+    first = candidate(root)
+    second = candidate(root)
+    assert second.id == first.id + "-2"
+    # An archived id is not reused either.
+    memory.archive(context(root, now=NOW), second.id)
+    assert candidate(root).id == first.id + "-3"
+    assert len({p.name for p in (root / vault.CANDIDATES).iterdir()}) == 2
+
+
+def test_candidate_scopes_and_template(root: Path) -> None:
+    device_note = memory.new_candidate(context(root, now=NOW), "lesson", "Use the fast disk", scope="device")
+    meta = meta_of(root, device_note.rel)
+    assert meta["scope"] == "device" and meta["device"] == "laptop" and "project" not in meta
+    text = (root / device_note.rel).read_text()
+    assert "## Lesson" in text  # the body came from templates/lesson.md
+    assert "session" not in meta["provenance"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"kind": "opinion"}, UsageError),
+        ({"scope": "world"}, UsageError),
+        ({"confidence": "total"}, UsageError),
+        ({"title": ""}, UsageError),
+        ({"evidence": "x" * (limits.EVIDENCE_MAX_CHARS + 1)}, UsageError),
+        ({"body": "---\nonly: frontmatter\n---\n"}, InputRejected),
+        ({"body": f"key {FAKE_SECRET}\n"}, InputRejected),
+        ({"body": "x" * limits.RECALL_NOTE_CAP_BYTES}, InputRejected),
+    ],
+)
+def test_candidate_bad_input(root: Path, kwargs: dict[str, object], error: type[Exception]) -> None:
+    args: dict[str, object] = {"kind": "fact", "title": "T", "body": "A claim.\n", **kwargs}
+    with pytest.raises(error):
+        memory.new_candidate(context(root, now=NOW), **args)  # type: ignore[arg-type]
+    assert list((root / vault.CANDIDATES).iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------ approval
+
+
+def test_approve_writes_approved_note_and_marks_candidate(root: Path) -> None:
+    created = candidate(root)
+    approved = memory.approve(context(root, now=NOW + DAY), created.id)
+    assert approved.rel == "30-memory/facts/fact-tests-need-docker.md"
+    meta = meta_of(root, approved.rel)
+    assert meta["id"] == "fact-tests-need-docker" and meta["status"] == "approved"
+    assert notes.as_date(meta["verified"]) == (NOW + DAY).date()
+    assert notes.as_date(meta["revalidate_by"]) == (NOW + DAY).date() + dt.timedelta(days=90)
+    assert meta["candidate"] == created.id and meta["provenance"]["session"] == "s-1"  # type: ignore[index]
+    cand = meta_of(root, created.rel)
+    assert cand["status"] == "approved" and cand["approved_as"] == approved.id
+    assert (root / approved.rel).read_text().endswith("The suite starts Postgres in Docker.\n")
+    assert set(approved.to_json()) == {"version", "id", "path", "candidate", "candidate_path", "revalidate_by"}
+    with pytest.raises(InputRejected, match="not awaiting approval"):
+        memory.approve(context(root, now=NOW), created.id)
+
+
+def test_approve_completes_after_a_crash_between_writes(root: Path) -> None:
+    created = candidate(root)
+    approved = memory.approve(context(root, now=NOW), created.id)
+    # Put the candidate back as it was before its own update: as if the writer died in between.
+    cand_meta = meta_of(root, created.rel)
+    cand_meta.update({"status": "candidate"})
+    del cand_meta["approved_as"], cand_meta["approved"]
+    body = notes.parse_note((root / created.rel).read_bytes(), created.rel).body
+    (root / created.rel).write_text(notes.compose(cand_meta, body))
+    again = memory.approve(context(root, now=NOW), created.id)
+    assert again.id == approved.id
+    assert len(list((root / vault.FACTS).iterdir())) == 1
+
+
+@pytest.mark.parametrize("bad", ["../x", "x/../../y", "UPPER", "", "nothing-here"])
+def test_approve_unknown_or_invalid_ids(root: Path, bad: str) -> None:
+    with pytest.raises(InputRejected) as caught:
+        memory.approve(context(root, now=NOW), bad)
+    assert caught.value.exit_code == 5
+
+
+def test_approve_preference_points_to_edit(root: Path) -> None:
+    created = candidate(root, "Prefer tabs", kind="preference")
+    with pytest.raises(InputRejected, match="edit preferences"):
+        memory.approve(context(root, now=NOW), created.id)
+
+
+def test_find_skips_malformed_notes_and_reports_ambiguity(root: Path) -> None:
+    (root / vault.FACTS / "broken.md").write_text("---\nid: [\n---\n")
+    (root / vault.FACTS / "a.md").write_text("---\nid: twin\ntype: fact\n---\n")
+    (root / vault.DECISIONS / "b.md").write_text("---\nid: twin\ntype: decision\n---\n")
+    with pytest.raises(InputRejected, match="ambiguous"):
+        memory.find_note(root, "twin", memory.MEMORY_FOLDERS)
+    (root / vault.DECISIONS / "b.md").unlink()
+    assert memory.find_note(root, "twin", memory.MEMORY_FOLDERS).rel == "30-memory/facts/a.md"
+
+
+# ------------------------------------------------------------------------------ supersede/archive
+
+
+def _approved(root: Path, title: str) -> memory.Approved:
+    return memory.approve(context(root, now=NOW), candidate(root, title).id)
+
+
+def test_supersede_links_both(root: Path) -> None:
+    old = _approved(root, "Tests need Docker")
+    new = _approved(root, "Tests need Podman")
+    result = memory.supersede(context(root, now=NOW), old.id, new.id)
+    assert set(result.to_json()) == {"version", "old", "old_path", "new", "new_path"}
+    assert meta_of(root, old.rel)["status"] == "superseded"
+    assert meta_of(root, old.rel)["superseded_by"] == new.id
+    assert meta_of(root, new.rel)["supersedes"] == old.id
+    with pytest.raises(InputRejected, match="not an approved note"):
+        memory.supersede(context(root, now=NOW), old.id, new.id)
+    with pytest.raises(InputRejected, match="itself"):
+        memory.supersede(context(root, now=NOW), new.id, new.id)
+    with pytest.raises(InputRejected):
+        memory.supersede(context(root, now=NOW), "../x", new.id)
+
+
+def test_archive_moves_under_original_path(root: Path) -> None:
+    old = _approved(root, "Tests need Docker")
+    result = memory.archive(context(root, now=NOW), old.id)
+    assert result.rel == f"90-archive/{old.rel}"
+    assert not (root / old.rel).exists()
+    meta = meta_of(root, result.rel)
+    assert meta["status"] == "archived" and meta["id"] == old.id
+    with pytest.raises(InputRejected, match="no note"):
+        memory.archive(context(root, now=NOW), old.id)
+    with pytest.raises(InputRejected):
+        memory.archive(context(root, now=NOW), "../../etc/passwd")
+    archive_ops = [line for line in journal_lines(root) if line["op"] == "note.archive"]
+    assert [line["path"] for line in archive_ops] == [result.rel, old.rel]
+
+
+def test_archive_refuses_to_overwrite_a_different_note(root: Path) -> None:
+    old = _approved(root, "Tests need Docker")
+    target = root / "90-archive" / old.rel
+    target.parent.mkdir(parents=True)
+    target.write_text("---\nid: someone-else\n---\n")
+    with pytest.raises(writer.Exists):
+        memory.archive(context(root, now=NOW), old.id)
+    assert (root / old.rel).exists()
+
+
+# ------------------------------------------------------------------------------------- revalidate
+
+
+def test_revalidate_lists_overdue_notes(root: Path) -> None:
+    old = _approved(root, "Tests need Docker")
+    (root / vault.LESSONS / "undated.md").write_text("---\nid: undated\ntype: lesson\nstatus: approved\n---\nx\n")
+    (root / vault.LESSONS / "broken.md").write_text("---\nid: [\n---\n")
+    due, invalid = memory.revalidate(root, NOW + 10 * DAY)
+    assert [item.id for item in due] == ["undated"]
+    assert [rel for rel, _ in invalid] == ["30-memory/lessons/broken.md"]
+    due, _ = memory.revalidate(root, NOW + 91 * DAY)
+    assert [item.id for item in due] == ["undated", old.id]
+    assert set(due[1].to_json()) == {"id", "path", "type", "title", "revalidate_by"}
+
+
+# ---------------------------------------------------------------------------------------- edits
+
+
+def test_edit_soul_archives_previous_version(root: Path) -> None:
+    previous = b"---\nid: soul\ntype: soul\n---\nold, with a broken \xff byte\n"
+    (root / vault.SOUL).write_bytes(previous)
+    with pytest.raises(InputRejected):
+        memory.plan_edit(root, "soul", "---\ntype: preferences\n---\nx\n")  # wrong type
+    plan = memory.plan_edit(root, "soul", SOUL)
+    assert plan.diff and plan.diff[0].startswith("--- 00-system/SOUL.md")
+    edited = memory.apply_edit(context(root, now=NOW), plan)
+    assert edited.archived == "90-archive/00-system/SOUL.20261130T035700Z.md"
+    assert (root / edited.archived).read_bytes() == previous
+    assert (root / vault.SOUL).read_text() == SOUL
+    ops = [line["op"] for line in journal_lines(root)]
+    assert ops == ["lease.acquire", "soul.edit", "soul.edit", "lease.release"]
+    assert lease.status(root, "laptop", NOW).state == "none"  # the lease taken for the edit is given back
+    # The same edit again is no change; a second real edit in the same second gets its own archive name.
+    assert memory.plan_edit(root, "soul", SOUL).unchanged
+    again = memory.apply_edit(context(root, now=NOW), memory.plan_edit(root, "soul", SOUL + "more\n"))
+    assert again.archived == "90-archive/00-system/SOUL.20261130T035700Z-2.md"
+
+
+def test_edit_keeps_a_lease_already_held(root: Path) -> None:
+    writer.acquire_lease(context(root, now=NOW), 3600, "long task")
+    memory.apply_edit(context(root, now=NOW), memory.plan_edit(root, "preferences", "---\ntype: preferences\n---\nx\n"))
+    current = lease.status(root, "laptop", NOW)
+    assert current.state == "held" and current.lease is not None and current.lease.task == "long task"
+
+
+def test_edit_refusals(root: Path) -> None:
+    with pytest.raises(InputRejected, match="cap"):
+        memory.plan_edit(root, "soul", SOUL + "x" * limits.SOUL_CAP_BYTES)
+    with pytest.raises(InputRejected, match="secret"):
+        memory.plan_edit(root, "soul", SOUL + f"token {FAKE_SECRET}\n")
+    with pytest.raises(InputRejected):
+        memory.plan_edit(root, "soul", "no frontmatter\n")
+    with pytest.raises(UsageError):
+        memory.plan_edit(root, "index", SOUL)
+    plan = memory.plan_edit(root, "soul", SOUL)
+    write_lease(root, "desktop", NOW + DAY)
+    with pytest.raises(LeaseHeld):
+        memory.apply_edit(context(root, now=NOW), plan)
+    assert not (root / vault.SOUL).exists()
+
+
+def test_edit_diff_never_shows_a_secret_in_the_current_file(root: Path) -> None:
+    (root / vault.SOUL).write_text(SOUL + f"key {FAKE_SECRET}\n")
+    plan = memory.plan_edit(root, "soul", SOUL)
+    shown = "".join(plan.diff)
+    assert FAKE_SECRET not in shown and "hidden: looks like a secret (aws-access-key-id)" in shown
+
+
+def test_edit_refuses_when_the_file_changed_meanwhile(root: Path) -> None:
+    (root / vault.SOUL).write_text(SOUL)
+    plan = memory.plan_edit(root, "soul", SOUL + "mine\n")
+    (root / vault.SOUL).write_text(SOUL + "synced from elsewhere\n")
+    with pytest.raises(InputRejected, match="changed"):
+        memory.apply_edit(context(root, now=NOW), plan)
+    assert (root / vault.SOUL).read_text().endswith("synced from elsewhere\n")
+    assert not (root / vault.ARCHIVE / "00-system").exists()
+
+
+# ---------------------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture
+def connected(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    connect(monkeypatch, tmp_path, root)
+    return root
+
+
+def test_cli_note_new_and_approve(connected: Path) -> None:
+    result = cli(["note", "new", "--type", "decision", "--title", "Use SQLite", "--from", "-", "--json"], "Why.\n")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"version", "id", "path"}
+
+    refused = cli(["approve", doc["id"]])  # no terminal here, and no --yes
+    assert refused.exit_code == 2 and "--yes" in refused.stderr
+    assert meta_of(connected, doc["path"])["status"] == "candidate"
+
+    approved = cli(["approve", doc["id"], "--yes", "--json"])
+    assert approved.exit_code == 0, approved.stderr
+    assert json.loads(approved.stdout)["path"] == "30-memory/decisions/decision-use-sqlite.md"
+
+    assert cli(["approve", "../x", "--yes"]).exit_code == 5
+    assert cli(["note", "new", "--type", "opinion", "--title", "x"]).exit_code == 2
+
+
+def test_cli_supersede_archive_revalidate(connected: Path) -> None:
+    one = json.loads(cli(["note", "new", "--type", "fact", "--title", "One", "--json"]).stdout)["id"]
+    two = json.loads(cli(["note", "new", "--type", "fact", "--title", "Two", "--json"]).stdout)["id"]
+    a = json.loads(cli(["approve", one, "--yes", "--json"]).stdout)["id"]
+    b = json.loads(cli(["approve", two, "--yes", "--json"]).stdout)["id"]
+    result = cli(["supersede", a, "--by", b])
+    assert result.exit_code == 0 and result.stdout.strip() == f"{a} is superseded by {b}"
+    result = cli(["archive", a, "--json"])
+    assert json.loads(result.stdout)["path"] == f"90-archive/30-memory/facts/{a}.md"
+    assert cli(["archive", a]).exit_code == 5
+    doc = json.loads(cli(["revalidate", "--json"]).stdout)
+    assert doc == {"version": 1, "due": [], "invalid": []}
+    assert cli(["revalidate"]).stdout.strip() == "nothing is due for revalidation"
+
+
+def test_cli_edit_needs_both_confirmations_without_a_terminal(connected: Path, tmp_path: Path) -> None:
+    source = tmp_path / "soul.md"
+    source.write_text(SOUL)
+    result = cli(["edit", "soul", "--from", str(source)])
+    assert result.exit_code == 2 and "--yes" in result.stderr
+    result = cli(["edit", "soul", "--from", str(source), "--yes"])
+    assert result.exit_code == 2 and "--accept-concurrency-risk" in result.stderr
+    assert not (connected / vault.SOUL).exists()
+    result = cli(["edit", "soul", "--from", str(source), "--yes", "--accept-concurrency-risk", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"version": 1, "path": vault.SOUL, "archived": None, "changed": True}
+    assert "synced" in result.stderr  # the warning about unsynchronized writers
+    result = cli(["edit", "soul", "--from", str(source), "--yes", "--accept-concurrency-risk"])
+    assert result.exit_code == 0 and "nothing to do" in result.stdout
+
+
+def test_cli_edit_foreign_lease_fails_before_asking(connected: Path, tmp_path: Path) -> None:
+    source = tmp_path / "soul.md"
+    source.write_text(SOUL)
+    write_lease(connected, "desktop", dt.datetime.now(dt.timezone.utc) + DAY)
+    result = cli(["edit", "soul", "--from", str(source)])
+    assert result.exit_code == 4
+
+
+def _run_on_terminal(args: list[str], answers: str) -> subprocess.CompletedProcess[bytes]:
+    """Run the real command with a pseudo-terminal as standard input, answering its questions."""
+    master, slave = os.openpty()
+    try:
+        os.write(master, answers.encode())
+        return subprocess.run(
+            [sys.executable, "-c", "from continuity.cli import main; main()", *args],
+            stdin=slave,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+def test_approve_asks_on_a_terminal(connected: Path) -> None:
+    first = json.loads(cli(["note", "new", "--type", "fact", "--title", "Asked", "--json"]).stdout)["id"]
+    declined = _run_on_terminal(["approve", first], "n\n")
+    assert declined.returncode == 2 and b"Approve it as durable memory?" in declined.stderr
+    assert not any(name.startswith("30-memory/facts/") for name in all_files(connected))
+    accepted = _run_on_terminal(["approve", first], "y\n")
+    assert accepted.returncode == 0, accepted.stderr
+    assert (connected / "30-memory/facts/fact-asked.md").exists()
