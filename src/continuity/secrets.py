@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from continuity import secret_rules as rules
+from continuity.secret_rules import words
 
 ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 SCAN_ERROR = "scan-error"
@@ -48,6 +49,31 @@ class _Doc:
         self.text = text
         self._starts: list[int] | None = None
         self._lines: list[str] | None = None
+        self._lowered: str | None = None
+        self._hits: list[tuple[int, int]] | None = None
+
+    @property
+    def lowered(self) -> str:
+        """The text in lower case, for case-blind literal checks (offsets may differ: see `hits`)."""
+        if self._lowered is None:
+            self._lowered = self.text.lower()
+        return self._lowered
+
+    @property
+    def hits(self) -> list[tuple[int, int]]:
+        """Spans of secret keywords (pass, pwd, pw, secret, token, key, credential, creds), any case.
+
+        Searched in the lower-cased text when lower-casing kept every offset (always for ASCII),
+        otherwise case-blind in the text itself; either way the spans are offsets into `text`.
+        """
+        if self._hits is None:
+            words = r"pass|pwd|pw|secret|token|key|credential|creds"
+            if len(self.lowered) == len(self.text):
+                found = rules.compiled(words).finditer(self.lowered)
+            else:
+                found = rules.compiled(words, re.IGNORECASE).finditer(self.text)
+            self._hits = [m.span() for m in found]
+        return self._hits
 
     @property
     def lines(self) -> list[str]:
@@ -105,12 +131,9 @@ def _findings(doc: _Doc, found: list[Candidate]) -> list[Finding]:
 
 
 def _allowlisted_lines(doc: _Doc) -> frozenset[int]:
-    text = doc.text
-    if "allowlist" not in text.lower():
+    if "allowlist" not in doc.lowered:
         return frozenset()
-    return frozenset(
-        number for number, line in enumerate(doc.lines, start=1) if ALLOWLIST_PRAGMA in line.lower()
-    )
+    return frozenset(number for number, line in enumerate(doc.lines, start=1) if ALLOWLIST_PRAGMA in line.lower())
 
 
 # --- detect-secrets, behind one adapter -------------------------------------------------------------
@@ -125,17 +148,7 @@ DETECT_SECRETS_PLUGINS = (
     "IbmCosHmacDetector",
     "SoftlayerDetector",
 )
-_DS_TRIGGERS = (
-    "artifactory",
-    "jfrog",
-    "akc",
-    "cloudant",
-    "discord",
-    "ibm",
-    "softlayer",
-    "cos_hmac",
-    "cos-hmac",
-)
+_DS_TRIGGERS = ("artifactory", "jfrog", "cloudant", "discord", "ibm", "softlayer", "cos_hmac", "cos-hmac")
 _DS_DETECTORS = {
     "Artifactory Credentials": "artifactory-token",
     "Cloudant Credentials": "cloudant-credentials",
@@ -146,14 +159,18 @@ _DS_DETECTORS = {
 }
 
 
+def _wants_detect_secrets(line: str) -> bool:
+    """A line names one of the adapter's services and holds a run long enough for its keys."""
+    lowered = line.lower()
+    named = "AKC" in line or any(trigger in lowered for trigger in _DS_TRIGGERS)
+    return named and rules.compiled(r"[A-Za-z0-9_\-.+/=]{20}").search(line) is not None
+
+
 def _detect_secrets_candidates(doc: _Doc) -> list[Candidate]:
-    lowered = doc.text.lower()
-    if not any(trigger in lowered for trigger in _DS_TRIGGERS):
+    if "AKC" not in doc.text and not any(trigger in doc.lowered for trigger in _DS_TRIGGERS):
         return []
     wanted = [
-        (number, line.rstrip("\r"))
-        for number, line in enumerate(doc.lines, start=1)
-        if any(trigger in line.lower() for trigger in _DS_TRIGGERS)
+        (number, line.rstrip("\r")) for number, line in enumerate(doc.lines, start=1) if _wants_detect_secrets(line)
     ]
     out: list[Candidate] = []
     for number, detector, value in detect_secrets_scan(wanted):
@@ -206,8 +223,8 @@ _PEM_HEADER = r"BEGIN [A-Z0-9 ]{0,30}?PRIVATE KEY(?: BLOCK)? ?-{3,5}"
 # DEK-Info, Version, Comment), then at least 40 characters of base64 body. A header alone, as prose
 # mentions it, is not a key.
 _PEM_BODY = (
-    r"(?:\\[nr]|[ \t\r\n>\"'|])*?(?:[A-Za-z][A-Za-z0-9-]{1,30}: ?[^\n\\]{0,200}(?:\\n|\r?\n)[ \t>]*){0,4}"
-    r"(?:\\[nr]|[ \t\r\n>])*?[A-Za-z0-9+/=]{40}"
+    r"(?:\\[nr]|[ \t\r\n>\"'|]){0,16}(?:[A-Za-z][A-Za-z0-9-]{1,30}: ?[^\n\\]{0,200}(?:\\n|\r?\n)[ \t>]{0,16}){0,4}"
+    r"(?:\\[nr]|[ \t\r\n>]){0,16}[A-Za-z0-9+/=]{40}"
 )
 
 
@@ -238,35 +255,14 @@ def _service_accounts(doc: _Doc) -> list[Candidate]:
 
 
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
-_URL_PASSWORD_WORDS = frozenset(
-    {
-        "password",
-        "pass",
-        "passwd",
-        "pwd",
-        "pw",
-        "secret",
-        "changeme",
-        "token",
-        "apikey",
-        "api_key",
-        "x",
-        "xx",
-        "xxx",
-        "user",
-        "username",
-        "pass123",
-        "mypassword",
-        "yourpassword",
-        "foo",
-        "bar",
-        "baz",
-        "private",
-    }
+_URL_PASSWORD_WORDS = words(
+    "password pass passwd pwd pw secret changeme token apikey api_key x xx xxx user username pass123 "
+    "mypassword yourpassword foo bar baz private"
 )
 
 
 def _url_credentials(doc: _Doc) -> list[Candidate]:
+    """`scheme://user:password@host`, with or without the user name."""
     text = doc.text
     if "://" not in text or "@" not in text:
         return []
@@ -295,7 +291,7 @@ def _credential_ok(password: str) -> bool:
 
 def _curl_credentials(doc: _Doc) -> list[Candidate]:
     text = doc.text
-    if "curl" not in text.lower() or ("-u" not in text and "--user" not in text):
+    if "curl" not in doc.lowered or ("-u" not in text and "--user" not in text):
         return []
     pattern = _rx(r"(?:^|[ \t])(?:-u|--user)(?:[ \t]{1,8}|=)[\"']?([^\s\"':]{0,128}):([^\s\"']{1,256})")
     out: list[Candidate] = []
@@ -307,226 +303,47 @@ def _curl_credentials(doc: _Doc) -> list[Candidate]:
 
 
 def _auth_headers(doc: _Doc) -> list[Candidate]:
+    """`Bearer <opaque token>` and `Basic <base64 of user:password>`."""
     text = doc.text
     out: list[Candidate] = []
     if "earer" in text:
         for match in _rx(r"[Bb]earer[ \t]{1,8}([A-Za-z0-9._~+/=-]{16,4096})").finditer(text):
             value = match.group(1)
-            if rules.looks_random(max(_split_any(value, "._~+/=-"), key=len), 12) and _has_digit_and_alpha(
-                value
-            ):
+            pieces = _rx(r"[._~+/=-]").split(value)
+            if rules.token_like(max(pieces, key=len)) or (rules.token_like(value) and len(value) >= 24):
                 out.append((match.start(), "bearer-token", value))
     if "asic " in text:
         for match in _rx(r"[Bb]asic[ \t]{1,8}([A-Za-z0-9+/]{8,512}={0,2})").finditer(text):
-            decoded = _b64_text(match.group(1))
-            if decoded and ":" in decoded:
-                user, _, password = decoded.partition(":")
-                if password and user and _credential_ok(password):
-                    out.append((match.start(), "basic-auth-header", match.group(1)))
+            user, colon, password = (rules.b64_text(match.group(1)) or "").partition(":")
+            if colon and user and password and _credential_ok(password):
+                out.append((match.start(), "basic-auth-header", match.group(1)))
     return out
-
-
-def _split_any(value: str, separators: str) -> list[str]:
-    for separator in separators:
-        value = value.replace(separator, " ")
-    return value.split() or [""]
-
-
-def _has_digit_and_alpha(value: str) -> bool:
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-
-
-def _b64_text(value: str) -> str | None:
-    """Decode base64 to printable ASCII text, or None when it is not that."""
-    import base64
-    import binascii
-
-    try:
-        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if not raw or any(b < 0x20 or b > 0x7E for b in raw.rstrip(b"\r\n")):
-        return None
-    return raw.decode("ascii").rstrip("\r\n")
 
 
 # Secret-named keys in ENV, YAML, JSON, TOML and code. The name is found from a keyword inside it and
 # split into words (snake, kebab, dotted, camelCase); the last secret word decides, and only
 # environment-like words may follow it (`api_key_prod` yes, `password_file` and `token_url` no).
-_KEYWORDS = r"(?i:pass|pwd|secret|token|key|credential|creds)"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw"})
-_SECRET_WORDS = _PASSWORD_WORDS | {
-    "secret",
-    "token",
-    "apikey",
-    "credential",
-    "credentials",
-    "creds",
-    "secretkey",
-    "privatekey",
-    "accesskey",
-    "authkey",
-    "clientsecret",
-}
-_KEY_QUALIFIER_NOT = frozenset(
-    {
-        "primary",
-        "foreign",
-        "sort",
-        "partition",
-        "public",
-        "pub",
-        "idempotency",
-        "cache",
-        "map",
-        "dict",
-        "lookup",
-        "unique",
-        "composite",
-        "row",
-        "object",
-        "s3",
-        "registry",
-        "translation",
-        "i18n",
-        "react",
-        "hot",
-        "short",
-        "sign",
-        "group",
-        "host",
-        "hash",
-        "the",
-        "a",
-        "ssh",
-        "gpg",
-        "pgp",
-        "deploy",
-        "license",
-        "routing",
-        "shard",
-        "index",
-        "field",
-        "column",
-        "json",
-        "yaml",
-        "api_",
-    }
+_PASSWORD_WORDS = words("password passwd pwd pass passphrase passcode pw")
+_SECRET_WORDS = _PASSWORD_WORDS | words(
+    "secret token apikey credential credentials creds secretkey privatekey accesskey authkey clientsecret"
 )
-_TRAILING_OK = frozenset(
-    {
-        "prod",
-        "production",
-        "dev",
-        "development",
-        "staging",
-        "stage",
-        "test",
-        "live",
-        "local",
-        "qa",
-        "uat",
-        "old",
-        "new",
-        "primary",
-        "secondary",
-        "backup",
-        "value",
-        "raw",
-        "plain",
-        "b64",
-        "base64",
-        "encoded",
-        "default",
-        "main",
-        "admin",
-        "root",
-        "ro",
-        "rw",
-        "readonly",
-        "write",
-        "read",
-        "v1",
-        "v2",
-        "v3",
-        "1",
-        "2",
-        "3",
-        "current",
-        "next",
-        "previous",
-        "prev",
-        "override",
-        "env",
-        "var",
-    }
+_KEY_QUALIFIER_NOT = words(
+    "primary foreign sort partition public pub idempotency cache map dict lookup unique composite row object s3 "
+    "registry translation i18n react hot short sign group host hash the a ssh gpg pgp deploy license routing "
+    "shard index field column json yaml"
 )
-_PLACEHOLDER_VALUES = frozenset(
-    {
-        "none",
-        "null",
-        "nil",
-        "true",
-        "false",
-        "yes",
-        "no",
-        "undefined",
-        "empty",
-        "required",
-        "optional",
-        "string",
-        "str",
-        "bytes",
-        "secret",
-        "password",
-        "passwd",
-        "token",
-        "changeme",
-        "default",
-        "test",
-        "testing",
-        "example",
-        "sample",
-        "hidden",
-        "masked",
-        "redacted",
-        "unset",
-        "not_set",
-        "notset",
-        "todo",
-        "tbd",
-        "n/a",
-        "na",
-        "env",
-        "auto",
-        "generated",
-        "random",
-        "secretstr",
-        "optional[str]",
-        "secret_value",
-        "your_password",
-        "mysecret",
-        "supersecret",
-        "password123",
-        "hunter2",
-        "letmein",
-        "qwerty",
-        "admin",
-        "root",
-        "guest",
-        "sensitive",
-    }
+_TRAILING_OK = words(
+    "prod production dev development staging stage test live local qa uat old new primary secondary backup value "
+    "raw plain b64 base64 encoded default main admin root ro rw readonly write read v1 v2 v3 1 2 3 current next "
+    "previous prev override"
 )
-
-
-def _name_words(name: str) -> list[str]:
-    return [w.lower() for w in _rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+").findall(name)]
+_BOOLEAN_LEADS = words("is has use no require show enable disable allow min max")
 
 
 def _secret_name(name: str) -> tuple[bool, bool]:
-    """(is the name secret-like, is it a password): decides from the last secret word of the name."""
-    words = _name_words(name)
+    """(is the name secret-like, is it a password): decided by the last secret word of the name."""
+    words = [w.lower() for w in _rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+").findall(name)]
     for index in range(len(words) - 1, -1, -1):
         word = words[index]
         joined = "".join(words[max(0, index - 1) : index + 1])
@@ -537,21 +354,7 @@ def _secret_name(name: str) -> tuple[bool, bool]:
             if word not in _TRAILING_OK:
                 return False, False
             continue
-        if any(w in ("public", "pub", "publishable") for w in words):
-            return False, False
-        if words[0] in (
-            "is",
-            "has",
-            "use",
-            "no",
-            "require",
-            "show",
-            "enable",
-            "disable",
-            "allow",
-            "min",
-            "max",
-        ):
+        if words[0] in _BOOLEAN_LEADS or any(w in ("public", "pub", "publishable") for w in words):
             return False, False
         return True, word in _PASSWORD_WORDS or joined in _PASSWORD_WORDS
     return False, False
@@ -561,33 +364,29 @@ _TAIL = (
     r"[\"'\]*_]{0,4}[ \t]{0,8}(?P<op>:=|=>|==|!=|=|:(?!:))[ \t*_]{0,8}"
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{0,512})(?P=q)|(?P<uv>[^\s\"'`,;]{1,512}))"
 )
+_FLAG_TAIL = r"[ \t]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\1|([^\s\"'`,;|&]{1,512}))"
 
 
 def _assignments(doc: _Doc) -> list[Candidate]:
     text = doc.text
-    lowered = text.lower()
-    if not any(word in lowered for word in ("pass", "pwd", "secret", "token", "key", "credential", "creds")):
-        return []
-    name_run = _rx(r"[A-Za-z0-9_.\-]{0,64}")
     out: list[Candidate] = []
     resume = 0
-    for hit in _rx(_KEYWORDS).finditer(text):
-        if hit.start() < resume:
+    name_run = _rx(r"[A-Za-z0-9_.\-]{0,64}")
+    for hit_start, hit_end in doc.hits:
+        if hit_start < resume:
             continue
-        begin = hit.start()
-        while begin > 0 and hit.start() - begin < 64 and text[begin - 1] in _NAME_CHARS:
+        begin = hit_start
+        while begin > 0 and hit_start - begin < 64 and text[begin - 1] in _NAME_CHARS:
             begin -= 1
-        end = name_run.match(text, hit.end()).end()  # type: ignore[union-attr]  # {0,64} always matches
+        end = name_run.match(text, hit_end).end()  # type: ignore[union-attr]  # {0,64} always matches
         resume = end
         name = text[begin:end]
-        secret, password = _secret_name(name)
-        if not secret:
-            continue
         assigned = _assigned_after(text, end, flag=name.startswith("--"))
         if assigned is None:
             continue
         value, quoted, resume = assigned
-        if _assigned_value_ok(value, quoted, password):
+        secret, password = _secret_name(name)
+        if secret and _assigned_value_ok(value, quoted, password):
             out.append((begin, "secret-assignment", value))
     return out
 
@@ -599,7 +398,7 @@ def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | 
         quoted = match.group("q") is not None
         return (match.group("qv") if quoted else match.group("uv")), quoted, match.end()
     if flag:  # command-line flags also take their value after a space: --password hunter2
-        match = _rx(r"[ \t]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\1|([^\s\"'`,;|&]{1,512}))").match(text, end)
+        match = _rx(_FLAG_TAIL).match(text, end)
         if match:
             quoted = match.group(1) is not None
             return (match.group(2) if quoted else match.group(3)), quoted, match.end()
@@ -611,50 +410,26 @@ def _assigned_value_ok(value: str, quoted: bool, password: bool) -> bool:
     value = value.strip()
     if not quoted:
         value = value.rstrip(".)]}")
-    if len(value) < (6 if password else 8) or value.lower() in _PLACEHOLDER_VALUES:
+    if len(value) < (6 if password else 8) or value.lower() in rules.PLACEHOLDER_VALUES:
         return False
-    if value[0] in "$%!&@#|>" or rules.is_placeholder(value) or "://" in value:
+    if value[0] in "$%!&@#|>" or rules.is_placeholder(value) or "://" in value or rules.env_name(value):
         return False
     if not quoted and any(c in value for c in "()[]{}"):
-        return False
-    if _rx(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[0-9:./ TZ+\-]+").fullmatch(value):
-        return False  # an environment variable's name, a number, a date or a version
-    if _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value) and not quoted:
+        return False  # code: a call, an index, a type
+    if _rx(r"[0-9:./ TZ+\-]+").fullmatch(value) or rules.word_like(value):
+        return False  # a number, a date, a version; a word or an identifier
+    if not quoted and _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value):
         return False  # attribute access in code: settings.DB_PASSWORD
-    if (
-        value[0] in "/~."
-        or _rx(r"[A-Za-z]:\\").match(value)
-        or _rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+").fullmatch(value)
-    ):
+    if value[0] in "/~." or _rx(r"[A-Za-z]:\\|[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
         return False  # a path or an e-mail address
-    if _word_like(value):
-        return False
     if password:
-        return _classes(value) >= 2 or rules.looks_random(value, 12)
-    return (_classes(value) >= 3 and len(value) >= 8) or _token_like(value)
-
-
-def _word_like(value: str) -> bool:
-    """Words and identifiers: `my-secret-name`, `CamelCaseType`, `snake_case_thing`, `Stored`."""
-    return bool(
-        _rx(
-            r"[a-z]+(?:[-_.' ][a-z]+)*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z][a-z]+(?:[-_ ][A-Z]?[a-z]+)*"
-        ).fullmatch(value)
-    )
-
-
-def _classes(value: str) -> int:
-    return (
-        any(c.islower() for c in value)
-        + any(c.isupper() for c in value)
-        + any(c.isdigit() for c in value)
-        + any(not c.isalnum() for c in value)
-    )
+        return rules.char_classes(value) >= 2 or rules.looks_random(value, 12)
+    return (rules.char_classes(value) >= 3 and len(value) >= 8) or rules.token_like(value)
 
 
 # "The password is …", "pw for staging: …", "the API token is …": secrets written in sentences.
 _SENTENCE = (
-    r"(?i:\b(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
+    r"(?i:(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
     r"([ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?)?"
     r"[ \t]{0,4}([ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|=|:|->|—)[ \t]{1,4}"
     r"(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4})?)"
@@ -664,77 +439,52 @@ _SENTENCE = (
 
 def _sentences(doc: _Doc) -> list[Candidate]:
     """Secrets written in sentences; a bare `name: value` is left to the assignment detector."""
-    lowered = doc.text.lower()
-    if not any(word in lowered for word in ("pass", "pwd", "pw", "token", "key", "secret")):
-        return []
+    text = doc.text
+    sentence = _rx(_SENTENCE)
     out: list[Candidate] = []
-    for match in _rx(_SENTENCE).finditer(doc.text):
+    for hit_start, _ in doc.hits:
+        if hit_start > 0 and (text[hit_start - 1].isalnum() or text[hit_start - 1] == "_"):
+            continue
+        match = sentence.match(text, hit_start)
+        if match is None:
+            continue
         keyword, clause, op, quote, value = match.groups()
         if op in (":", "=") and clause is None:
             continue
         value = value.rstrip(".,;:!?)]")
-        if not value or rules.is_placeholder(value) or value.lower() in _PLACEHOLDER_VALUES:
+        if not value or rules.is_placeholder(value) or value.lower() in rules.PLACEHOLDER_VALUES:
             continue
-        if value[0] in "$%<{" or "://" in value or _rx(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+").fullmatch(value):
+        if value[0] in "$%<{" or "://" in value or rules.env_name(value):
             continue
         password = keyword.lower().startswith("p")
         if password:
-            ok = len(value) >= 6 and not _word_like(value) and (bool(quote) or _classes(value) >= 2)
+            ok = len(value) >= 6 and not rules.word_like(value) and (bool(quote) or rules.char_classes(value) >= 2)
             ok = ok and not _rx(r"[0-9:./\-]+").fullmatch(value) and "1password" not in value.lower()
         else:
-            ok = _token_like(value) and not _digest_like(value)
+            ok = rules.token_like(value) and not rules.digest_like(value)
         if ok:
             out.append((match.start(), "password-sentence" if password else "secret-sentence", value))
     return out
 
 
-def _token_like(value: str) -> bool:
-    """Generated key material: random-looking, with digits (or long and mixed-case)."""
-    if not rules.looks_random(value, 12):
-        return False
-    if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
-        return True
-    return len(value) >= 24 and _classes(value) >= 2 and rules.shannon_entropy(value) >= 3.5
-
-
-def _digest_like(value: str) -> bool:
-    lowered = value.lower()
-    if lowered.startswith(("sha256:", "sha512:", "sha1:", "md5:", "sha256-", "sha384-", "sha512-")):
-        return True
-    return len(value) in (7, 8, 10, 12, 40, 64, 128) and all(c in "0123456789abcdef" for c in lowered)
-
-
 def _aws_secrets(doc: _Doc) -> list[Candidate]:
-    """40-character AWS secret access keys, near an access key id or an `aws` mention."""
+    """40-character AWS secret access keys near an access key id or an `aws` mention."""
     text = doc.text
-    lowered = text.lower()
-    if (
-        "aws" not in lowered
-        and "secretaccesskey" not in lowered
-        and "AKIA" not in text
-        and "ASIA" not in text
-    ):
+    if "aws" not in doc.lowered and "secretaccesskey" not in doc.lowered and "AKIA" not in text and "ASIA" not in text:
         return []
     lines = doc.lines
     near: set[int] = set()
     for index, line in enumerate(lines):
         low = line.lower()
-        if (
-            "aws" in low
-            or "akia" in low
-            or "asia" in low
-            or "secret_access_key" in low
-            or "secretaccesskey" in low
-        ):
+        if "aws" in low or "akia" in low or "asia" in low or "secret_access_key" in low or "secretaccesskey" in low:
             near.update(range(max(0, index - 3), min(len(lines), index + 4)))
     pattern = _rx(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
     out: list[Candidate] = []
     for index in sorted(near):
-        line = lines[index][:4096]
-        for match in pattern.finditer(line):
+        for match in pattern.finditer(lines[index][:4096]):
             value = match.group(0)
             if (
-                _classes(value) >= 3
+                rules.char_classes(value) >= 3
                 and "EXAMPLE" not in value
                 and rules.shannon_entropy(value) >= 4.0
                 and not rules.is_placeholder(value)
@@ -753,21 +503,18 @@ def _kubernetes_secrets(doc: _Doc) -> list[Candidate]:
     if "Secret" not in text or "ata:" not in text:
         return []
     kind = _rx(r"^[ \t]*[\"']?kind[\"']?[ \t]*:[ \t]*[\"']?Secret\b")
-    if not kind.search(text, 0) and not _rx(r"kind[\"']?[ \t]*:[ \t]*[\"']?Secret\b").search(text):
+    if not kind.search(text):
         return []
     out: list[Candidate] = []
     pending: list[Candidate] = []
-    is_secret = False
-    block_indent = -1
-    string_data = False
+    is_secret, block_indent, string_data = False, -1, False
     for index, line in enumerate(doc.lines):
         stripped = line.strip()
         if stripped.startswith(("---", "```", "~~~")):
             out.extend(pending if is_secret else ())
             pending, is_secret, block_indent = [], False, -1
             continue
-        if kind.match(line):
-            is_secret = True
+        is_secret = is_secret or kind.match(line) is not None
         indent = len(line) - len(line.lstrip(" "))
         if block_indent >= 0 and stripped and indent <= block_indent:
             block_indent = -1
@@ -779,22 +526,10 @@ def _kubernetes_secrets(doc: _Doc) -> list[Candidate]:
         value = stripped.partition(":")[2].strip().strip("\"'")
         if not value or rules.is_placeholder(value) or value[0] in "$<{|>":
             continue
-        if (len(value) >= 6 and not _word_like(value)) if string_data else _b64_any(value):
+        if (len(value) >= 6 and not rules.word_like(value)) if string_data else bool(rules.b64_bytes(value)):
             pending.append((doc.starts[index] + indent, "kubernetes-secret", value))
     out.extend(pending if is_secret else ())
     return out
-
-
-def _b64_any(value: str) -> bool:
-    import base64
-    import binascii
-
-    if len(value) < 4 or not _rx(r"[A-Za-z0-9+/]+={0,2}").fullmatch(value):
-        return False
-    try:
-        return bool(base64.b64decode(value + "=" * (-len(value) % 4), validate=True))
-    except (binascii.Error, ValueError):
-        return False
 
 
 _FINDERS = (
