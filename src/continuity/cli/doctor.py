@@ -1,0 +1,125 @@
+"""`lifecycle doctor` and `lifecycle budget`: the health check and the storage review."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from continuity import limits
+from continuity.cli.output import emit, emit_json
+
+if TYPE_CHECKING:
+    from continuity.doctor import Report
+
+_MIN = 1
+
+
+def table(report: Report, width: int = 100) -> list[str]:
+    """A plain-text table (level, check, message), each message wrapped under its column."""
+    from continuity.doctor import printable
+
+    id_width = max((len(c.id) for c in report.checks), default=5)
+    indent = 7 + id_width + 2
+    lines = [f"{'LEVEL':<7}{'CHECK':<{id_width}}  MESSAGE"]
+    for item in report.checks:
+        wrapped = textwrap.wrap(item.message, max(40, width - indent), break_on_hyphens=False) or [""]
+        lines.append(f"{item.level:<7}{item.id:<{id_width}}  {wrapped[0]}")
+        lines.extend(" " * indent + rest for rest in wrapped[1:])
+    result = report.scan
+    scanned = "scan: not run"
+    if result is not None:
+        done = "complete" if result.complete else "incomplete"
+        scanned = f"scan: {result.entries:,} entries, {result.dirs:,} folders, {done}"
+    resolved = report.resolved
+    via = f" ({resolved['found_via']})" if resolved["found_via"] else ""
+    env = ", ".join(f"{k}={v if v is not None else '(unset)'}" for k, v in resolved["environment"].items())
+    lines += [
+        "",
+        f"doctor: {report.count('error')} error(s), {report.count('warn')} warning(s); {scanned}",
+        f"resolved: connection {resolved['connection'] or '(none)'}{via}; vault {resolved['vault'] or '(none)'}; "
+        f"startup cache {resolved['startup_cache']}",
+        printable(f"environment: {env}"),
+    ]
+    return lines
+
+
+def doctor(
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 on any warning or an incomplete scan, too.")
+    ] = False,
+) -> None:
+    """Check whether startup restoration is ready here, and say what to do when it is not.
+
+    Exit 0 without errors, 1 with any error (with --strict also on warnings or an incomplete scan),
+    3 when this checkout is not connected or the vault is unreachable.
+    """
+    from continuity import doctor as core
+
+    report = core.run(Path.cwd())
+    if json_out:
+        emit_json(report.to_json())
+    else:
+        width = shutil.get_terminal_size((100, 24)).columns
+        for line in table(report, max(80, width)):
+            emit(line)
+    raise typer.Exit(report.exit_code(strict))
+
+
+def budget(
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 on a warning, an over-limit or an incomplete walk.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    working_set_bytes: Annotated[
+        int, typer.Option("--working-set-bytes", min=_MIN, help="Working-set byte limit.")
+    ] = limits.BUDGET_WORKING_SET_BYTES,
+    working_set_files: Annotated[
+        int, typer.Option("--working-set-files", min=_MIN, help="Working-set file limit.")
+    ] = limits.BUDGET_WORKING_SET_FILES,
+    file_bytes: Annotated[
+        int, typer.Option("--file-bytes", min=_MIN, help="Limit for any one working-set file.")
+    ] = limits.BUDGET_FILE_BYTES,
+    vault_bytes: Annotated[
+        int, typer.Option("--vault-bytes", min=_MIN, help="Whole-vault byte limit.")
+    ] = limits.BUDGET_VAULT_BYTES,
+    vault_files: Annotated[
+        int, typer.Option("--vault-files", min=_MIN, help="Whole-vault file limit.")
+    ] = limits.BUDGET_VAULT_FILES,
+    warn_ratio: Annotated[
+        float, typer.Option("--warn-ratio", help="Warn from this share of a limit (above 0, at most 1).")
+    ] = limits.BUDGET_WARN_RATIO,
+) -> None:
+    """Review storage against its budgets: aggregate figures only, never a file name.
+
+    Read-only and advisory: exit 0 unless --strict, then 1 on warning, over or incomplete.
+    Spare capacity is never a reason to create memory.
+    """
+    from continuity import budget as core
+    from continuity import connection
+
+    thresholds = core.Thresholds(
+        working_set_bytes=working_set_bytes,
+        working_set_files=working_set_files,
+        file_bytes=file_bytes,
+        vault_bytes=vault_bytes,
+        vault_files=vault_files,
+        warn_ratio=warn_ratio,
+    )
+    root = connection.require_vault(connection.discover(Path.cwd()))
+    report = core.walk(root, thresholds)
+    if json_out:
+        emit_json(report.to_json())
+    else:
+        for line in core.lines(report):
+            emit(line)
+    raise typer.Exit(report.exit_code(strict))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(doctor)
+    app.command()(budget)
