@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, journal_lines, make_vault, write_lease
 
-from continuity import lease, limits, memory, notes, vault, writer
+from continuity import edits, lease, limits, memory, notes, vault, writer
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 
 DAY = dt.timedelta(days=1)
@@ -215,10 +215,10 @@ def test_edit_soul_archives_previous_version(root: Path) -> None:
     previous = b"---\nid: soul\ntype: soul\n---\nold, with a broken \xff byte\n"
     (root / vault.SOUL).write_bytes(previous)
     with pytest.raises(InputRejected):
-        memory.plan_edit(root, "soul", "---\ntype: preferences\n---\nx\n")  # wrong type
-    plan = memory.plan_edit(root, "soul", SOUL)
+        edits.plan_edit(root, "soul", "---\ntype: preferences\n---\nx\n")  # wrong type
+    plan = edits.plan_edit(root, "soul", SOUL)
     assert plan.diff and plan.diff[0].startswith("--- 00-system/SOUL.md")
-    edited = memory.apply_edit(context(root, now=NOW), plan)
+    edited = edits.apply_edit(context(root, now=NOW), plan)
     assert edited.archived == "90-archive/00-system/SOUL.20261130T035700Z.md"
     assert (root / edited.archived).read_bytes() == previous
     assert (root / vault.SOUL).read_text() == SOUL
@@ -226,47 +226,47 @@ def test_edit_soul_archives_previous_version(root: Path) -> None:
     assert ops == ["lease.acquire", "soul.edit", "soul.edit", "lease.release"]
     assert lease.status(root, "laptop", NOW).state == "none"  # the lease taken for the edit is given back
     # The same edit again is no change; a second real edit in the same second gets its own archive name.
-    assert memory.plan_edit(root, "soul", SOUL).unchanged
-    again = memory.apply_edit(context(root, now=NOW), memory.plan_edit(root, "soul", SOUL + "more\n"))
+    assert edits.plan_edit(root, "soul", SOUL).unchanged
+    again = edits.apply_edit(context(root, now=NOW), edits.plan_edit(root, "soul", SOUL + "more\n"))
     assert again.archived == "90-archive/00-system/SOUL.20261130T035700Z-2.md"
 
 
 def test_edit_keeps_a_lease_already_held(root: Path) -> None:
     writer.acquire_lease(context(root, now=NOW), 3600, "long task")
-    memory.apply_edit(context(root, now=NOW), memory.plan_edit(root, "preferences", "---\ntype: preferences\n---\nx\n"))
+    edits.apply_edit(context(root, now=NOW), edits.plan_edit(root, "preferences", "---\ntype: preferences\n---\nx\n"))
     current = lease.status(root, "laptop", NOW)
     assert current.state == "held" and current.lease is not None and current.lease.task == "long task"
 
 
 def test_edit_refusals(root: Path) -> None:
     with pytest.raises(InputRejected, match="cap"):
-        memory.plan_edit(root, "soul", SOUL + "x" * limits.SOUL_CAP_BYTES)
+        edits.plan_edit(root, "soul", SOUL + "x" * limits.SOUL_CAP_BYTES)
     with pytest.raises(InputRejected, match="secret"):
-        memory.plan_edit(root, "soul", SOUL + f"token {FAKE_SECRET}\n")
+        edits.plan_edit(root, "soul", SOUL + f"token {FAKE_SECRET}\n")
     with pytest.raises(InputRejected):
-        memory.plan_edit(root, "soul", "no frontmatter\n")
+        edits.plan_edit(root, "soul", "no frontmatter\n")
     with pytest.raises(UsageError):
-        memory.plan_edit(root, "index", SOUL)
-    plan = memory.plan_edit(root, "soul", SOUL)
+        edits.plan_edit(root, "index", SOUL)
+    plan = edits.plan_edit(root, "soul", SOUL)
     write_lease(root, "desktop", NOW + DAY)
     with pytest.raises(LeaseHeld):
-        memory.apply_edit(context(root, now=NOW), plan)
+        edits.apply_edit(context(root, now=NOW), plan)
     assert not (root / vault.SOUL).exists()
 
 
 def test_edit_diff_never_shows_a_secret_in_the_current_file(root: Path) -> None:
     (root / vault.SOUL).write_text(SOUL + f"key {FAKE_SECRET}\n")
-    plan = memory.plan_edit(root, "soul", SOUL)
+    plan = edits.plan_edit(root, "soul", SOUL)
     shown = "".join(plan.diff)
     assert FAKE_SECRET not in shown and "hidden: looks like a secret (aws-access-key-id)" in shown
 
 
 def test_edit_refuses_when_the_file_changed_meanwhile(root: Path) -> None:
     (root / vault.SOUL).write_text(SOUL)
-    plan = memory.plan_edit(root, "soul", SOUL + "mine\n")
+    plan = edits.plan_edit(root, "soul", SOUL + "mine\n")
     (root / vault.SOUL).write_text(SOUL + "synced from elsewhere\n")
     with pytest.raises(InputRejected, match="changed"):
-        memory.apply_edit(context(root, now=NOW), plan)
+        edits.apply_edit(context(root, now=NOW), plan)
     assert (root / vault.SOUL).read_text().endswith("synced from elsewhere\n")
     assert not (root / vault.ARCHIVE / "00-system").exists()
 

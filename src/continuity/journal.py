@@ -106,6 +106,19 @@ def _open(file: Path) -> int | None:
     return fd
 
 
+def _read_at(fd: int, position: int, size: int) -> bytes:
+    """`size` bytes from `position` (fewer at end of file); seek + read, since Windows has no pread."""
+    os.lseek(fd, position, os.SEEK_SET)
+    parts: list[bytes] = []
+    while size > 0:
+        part = os.read(fd, size)
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
 def _tail_lines(fd: int, size: int, window: int) -> tuple[list[bytes], bool]:
     """The last `window` lines of the file, read backwards in blocks; (lines, whole file read)."""
     chunks: list[bytes] = []
@@ -115,7 +128,7 @@ def _tail_lines(fd: int, size: int, window: int) -> tuple[list[bytes], bool]:
     while position > 0 and newlines <= window:
         step = min(_BLOCK_BYTES, position)
         position -= step
-        chunk = os.pread(fd, step, position)
+        chunk = _read_at(fd, position, step)
         chunks.append(chunk)
         newlines += chunk.count(b"\n")
     lines = b"".join(reversed(chunks)).split(b"\n")

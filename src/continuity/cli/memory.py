@@ -205,15 +205,15 @@ def edit(
     json_out: JsonOption = False,
 ) -> None:
     """Replace SOUL.md or PREFERENCES.md after review; the previous version goes to 90-archive/."""
-    from continuity import limits, memory, writer
+    from continuity import edits, limits, writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     text = writer.read_input(source, limits.LIFECYCLE_TEXT_CAP_BYTES)
     _refuse_foreign(ctx)
-    plan = memory.plan_edit(ctx.vault, which.value, text)
+    plan = edits.plan_edit(ctx.vault, which.value, text)
     if plan.unchanged:
         if json_out:
-            emit_json(memory.Edited(plan.which, plan.rel, None, False).to_json())
+            emit_json(edits.Edited(plan.which, plan.rel, None, False).to_json())
         else:
             emit(f"{plan.rel} already has this content; nothing to do")
         return
@@ -239,7 +239,7 @@ def edit(
         )
         if not stopped and not typer.confirm("Accept the concurrency risk and write anyway?", default=False, err=True):
             raise typer.Abort()
-    result = memory.apply_edit(ctx, plan)
+    result = edits.apply_edit(ctx, plan)
     if json_out:
         emit_json(result.to_json())
         return
