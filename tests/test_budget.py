@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from briefkit import connection_file, make_vault, snapshot, write
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from continuity import budget, connection, limits
@@ -73,6 +75,13 @@ def test_level_boundaries_are_exact() -> None:
     # 0.7 as a float is 0.6999999999999999555910790149937…; the ratio is compared as 7/10.
     assert level(70, 100, Thresholds(warn_ratio=0.7).ratio) == "warning"
     assert level(100, 100, Thresholds(warn_ratio=1.0).ratio) == "warning"
+
+
+@given(st.integers(0, 10**7), st.integers(1, 10**7), st.integers(1, 100))
+def test_level_matches_exact_percentages(used: int, limit: int, percent: int) -> None:
+    ratio = Thresholds(warn_ratio=percent / 100).ratio
+    expected = "over" if used > limit else "warning" if used * 100 >= limit * percent else "ok"
+    assert level(used, limit, ratio) == expected
 
 
 @pytest.mark.parametrize(("count", "state"), BOUNDARIES)

@@ -28,12 +28,14 @@ from briefkit import (
     snapshot,
     write,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 from writer_support import write_lease
 
 from continuity import connection, doctor, limits, scan
 from continuity.budget import Thresholds
-from continuity.conflicts import conflict_engine
+from continuity.conflicts import ENGINES, conflict_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 # An AWS access key id that belongs to nobody, assembled here so that no file of the repository holds it.
@@ -124,10 +126,11 @@ def test_human_table(vault: Path) -> None:
 
 def test_not_connected_exits_3_with_the_checks_that_explain_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    code, doc, _ = run()
+    code, doc, stderr = run()
     assert code == 3
     assert doc["ok"] is False
     assert checks(doc)["connection"][0] == "error"
+    assert stderr.startswith("lifecycle: error: ") and len(stderr.splitlines()) == 1
     assert doc["scan"] == {"entries": 0, "dirs": 0, "complete": False}
     from continuity.cli import app
 
@@ -393,6 +396,12 @@ def test_scan_is_deterministic_and_visits_startup_folders_first(vault: Path) -> 
     write(vault, "10-project/demo-app/PROJECT (1).md", "x")
     tiny = scan.scan(vault, PROJECT, DEVICE, max_dirs=3)
     assert [c.rel for c in tiny.conflicts] == ["10-project/demo-app/PROJECT (1).md"]
+
+
+@given(st.text(max_size=80))
+def test_conflict_rules_accept_any_name(name: str) -> None:
+    assert conflict_engine(name, lambda other: True) in (None, *ENGINES)
+    assert conflict_engine(name, lambda other: False) in (None, "google-drive", "dropbox", "syncthing")
 
 
 def test_conflict_names() -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ class Thresholds:
         if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
             raise UsageError("--warn-ratio must be a number above 0 and at most 1 (0.8 warns at 80%)")
 
-    @property
+    @cached_property
     def ratio(self) -> Fraction:
         """The warning ratio as an exact fraction (0.8 -> 4/5), so boundaries are exact."""
         return Fraction(self.warn_ratio).limit_denominator(1_000_000)

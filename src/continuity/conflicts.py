@@ -56,7 +56,7 @@ def conflict_engine(name: str, exists: Callable[[str], bool]) -> str | None:
     position = stem.find("-")
     while position > 0:
         suffix = stem[position + 1 :]
-        if _HOST.match(suffix) and any(c.isupper() for c in suffix) and exists(stem[:position] + ext):
+        if suffix != suffix.lower() and _HOST.match(suffix) and exists(stem[:position] + ext):
             return "onedrive"
         position = stem.find("-", position + 1)
     return None

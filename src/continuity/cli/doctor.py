@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity import limits
-from continuity.cli.output import emit, emit_json
+from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
     from continuity.doctor import Report
@@ -61,6 +61,9 @@ def doctor(
     from continuity import doctor as core
 
     report = core.run(Path.cwd())
+    if not report.connected:
+        failed = next(c for c in report.checks if c.level == "error")
+        warn(f"lifecycle: error: {failed.message}")
     if json_out:
         emit_json(report.to_json())
     else:
