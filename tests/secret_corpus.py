@@ -202,9 +202,7 @@ def _jwt(r: random.Random) -> tuple[str, str]:
     def seg(obj: dict[str, object]) -> str:
         return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
 
-    token = (
-        seg({"alg": "HS256", "typ": "JWT"}) + "." + seg({"sub": str(r.randint(1, 10**6)), "iat": 1700000000})
-    )
+    token = seg({"alg": "HS256", "typ": "JWT"}) + "." + seg({"sub": str(r.randint(1, 10**6)), "iat": 1700000000})
     token += "." + rs(r, URLSAFE, 43)
     return token, f"Session cookie from the staging login: `{token}`"
 
@@ -253,9 +251,7 @@ def _ibm(r: random.Random) -> tuple[str, str]:
 
 def _opaque_bearer(r: random.Random) -> tuple[str, str]:
     token = rs(r, ALNUM, 40)
-    return token, fenced(
-        "bash", f"curl -H 'Authorization: Bearer {token}' https://api.internal.example/v1/jobs"
-    )
+    return token, fenced("bash", f"curl -H 'Authorization: Bearer {token}' https://api.internal.example/v1/jobs")
 
 
 def _curl(r: random.Random) -> tuple[str, str]:
@@ -526,10 +522,8 @@ def positives(seed: int = 3) -> list[Sample]:
         for variant, maker in enumerate((password, lambda r: rs(r, ALNUM, 32))):
             r = random.Random(f"{seed}:assign:{index}:{variant}")
             value = maker(r)
-            out.append(
-                Sample(kind, "assignment", note(r, "Config", fenced("", template.format(v=value))), value)
-            )
-    return out
+            out.append(Sample(kind, "assignment", note(r, "Config", fenced("", template.format(v=value))), value))
+    return out + variant_positives(seed)
 
 
 # --- hard negatives -------------------------------------------------------------------------------
@@ -612,9 +606,7 @@ def negatives(seed: int = 3) -> list[Sample]:
                 "x509-certificate",
                 fenced(
                     "",
-                    f"{DASHES}BEGIN CERTIFICATE{DASHES}\n"
-                    + pem_body(r, 8)
-                    + f"\n{DASHES}END CERTIFICATE{DASHES}",
+                    f"{DASHES}BEGIN CERTIFICATE{DASHES}\n" + pem_body(r, 8) + f"\n{DASHES}END CERTIFICATE{DASHES}",
                 ),
             ),
             _neg(
@@ -622,9 +614,7 @@ def negatives(seed: int = 3) -> list[Sample]:
                 "public-key-pem",
                 fenced(
                     "",
-                    f"{DASHES}BEGIN PUBLIC KEY{DASHES}\n"
-                    + pem_body(r, 4)
-                    + f"\n{DASHES}END PUBLIC KEY{DASHES}",
+                    f"{DASHES}BEGIN PUBLIC KEY{DASHES}\n" + pem_body(r, 4) + f"\n{DASHES}END PUBLIC KEY{DASHES}",
                 ),
             ),
             _neg(
@@ -697,8 +687,7 @@ def negatives(seed: int = 3) -> list[Sample]:
             "placeholder",
             fenced(
                 "python",
-                'password = os.environ["DB_PASSWORD"]\ntoken = settings.API_TOKEN\n'
-                "secret = get_secret('prod/db')",
+                "password = os.environ[\"DB_PASSWORD\"]\ntoken = settings.API_TOKEN\nsecret = get_secret('prod/db')",
             ),
         ),
         ("placeholder", fenced("json", '{"password": "", "token": null, "apiKey": "YOUR_API_KEY_HERE"}')),
@@ -712,14 +701,11 @@ def negatives(seed: int = 3) -> list[Sample]:
         ),
         (
             "placeholder",
-            f"Slack token looks like {j('xo', 'xb-')}your-token-here; "
-            f"Stripe keys look like {j('sk', '_live_')}...",
+            f"Slack token looks like {j('xo', 'xb-')}your-token-here; Stripe keys look like {j('sk', '_live_')}...",
         ),
         (
             "placeholder",
-            fenced(
-                "dotenv", "SECRET_KEY=changeme\nAPI_TOKEN=\nPASSWORD=<password>\nJWT_SECRET={{ jwt_secret }}"
-            ),
+            fenced("dotenv", "SECRET_KEY=changeme\nAPI_TOKEN=\nPASSWORD=<password>\nJWT_SECRET={{ jwt_secret }}"),
         ),
         (
             "prose-about-secrets",
@@ -738,8 +724,7 @@ def negatives(seed: int = 3) -> list[Sample]:
         ),
         (
             "prose-about-secrets",
-            "Password: see 1Password entry 'prod-db'.\nAPI key: ask in #platform.\n"
-            "Secret: not needed for local dev.",
+            "Password: see 1Password entry 'prod-db'.\nAPI key: ask in #platform.\nSecret: not needed for local dev.",
         ),
         (
             "prose-about-secrets",
@@ -775,16 +760,14 @@ def negatives(seed: int = 3) -> list[Sample]:
             "config-without-secrets",
             fenced(
                 "yaml",
-                "apiVersion: v1\nkind: ConfigMap\ndata:\n  LOG_LEVEL: info\n"
-                "  FEATURE_FLAGS: YWxwaGEsYmV0YQ==",
+                "apiVersion: v1\nkind: ConfigMap\ndata:\n  LOG_LEVEL: info\n  FEATURE_FLAGS: YWxwaGEsYmV0YQ==",
             ),
         ),
         (
             "config-without-secrets",
             fenced(
                 "yaml",
-                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n"
-                "data: {}\n# populated by external-secrets",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata: {}\n# populated by external-secrets",
             ),
         ),
         (
@@ -829,14 +812,11 @@ def negatives(seed: int = 3) -> list[Sample]:
         ("cjk-prose", "このノートにはトークンは含まれていません。鍵の更新は毎月行います。"),
         (
             "shell-history",
-            fenced(
-                "bash", "git push -u origin main\ndocker run -u 1000:1000 app\nssh -i ~/.ssh/id_ed25519 host"
-            ),
+            fenced("bash", "git push -u origin main\ndocker run -u 1000:1000 app\nssh -i ~/.ssh/id_ed25519 host"),
         ),
         (
             "prose-about-secrets",
-            "The password is required. The token is refreshed automatically. "
-            "Our secret is great documentation.",
+            "The password is required. The token is refreshed automatically. Our secret is great documentation.",
         ),
         (
             "prose-about-secrets",
@@ -844,7 +824,307 @@ def negatives(seed: int = 3) -> list[Sample]:
         ),
     ]
     out += [_neg(r, category, body) for category, body in fixed]
+    return out + variant_negatives(seed)
+
+
+# --- phrasing variants: the same secrets as people actually paste them ------------------------------
+
+UPPER_B32 = string.ascii_uppercase + "234567"
+VariantBuilder = Callable[[random.Random], "tuple[str, str]"]
+
+
+def _v(secret: Callable[[random.Random], str], template: str) -> VariantBuilder:
+    """A variant: make the secret, then place it with `template` ({s} is the secret)."""
+
+    def build(r: random.Random) -> tuple[str, str]:
+        value = secret(r)
+        return value, template.replace("{s}", value)
+
+    return build
+
+
+def _gen(prefix: str, alphabet: str, n: int, suffix: str = "") -> Callable[[random.Random], str]:
+    return lambda r: prefix + rs(r, alphabet, n) + suffix
+
+
+def _grafana_cloud(r: random.Random) -> str:
+    payload = json.dumps({"o": str(r.randint(10**5, 10**6)), "n": "stack-token", "k": rs(r, ALNUM, 24)})
+    return j("gl", "c_") + base64.b64encode(payload.encode()).decode()
+
+
+def _pem_in(kind: str, indent: str = "") -> Callable[[random.Random], str]:
+    return lambda r: pem(kind, pem_body(r, 3)).replace("\n", "\n" + indent)
+
+
+VARIANT_SPECS: list[tuple[str, str, VariantBuilder]] = [
+    (
+        "github-in-table",
+        "vcs",
+        _v(lambda r: checksummed(r, j("gh", "p_")), "| service | token |\n|---|---|\n| gh | {s} |"),
+    ),
+    (
+        "github-in-remote-url",
+        "vcs",
+        _v(
+            lambda r: checksummed(r, j("gh", "p_")),
+            "git remote set-url origin https://x-access-token:{s}@github.com/a/b",
+        ),
+    ),
+    ("github-without-checksum", "vcs", _v(_gen(j("gh", "p_"), ALNUM, 36), "bot token {s}")),
+    ("npm-without-checksum", "registry", _v(_gen(j("np", "m_"), ALNUM, 36), "NPM_TOKEN={s}")),
+    ("anthropic-admin", "ai", _v(_gen(j("sk", "-ant-admin01-"), URLSAFE, 95), "admin key: {s}")),
+    ("openai-plain-sk", "ai", _v(_gen(j("sk", "-"), ALNUM, 48), "OPENAI_KEY={s}")),
+    ("google-in-url", "cloud", _v(_gen(j("AI", "za"), URLSAFE, 35), "maps.googleapis.com/maps/api/js?key={s}&v=3")),
+    ("vault-in-prose", "infra", _v(_gen(j("hv", "s."), ALNUM, 24), "vault token: {s} (root, dev server)")),
+    ("databricks-suffixed", "data", _v(_gen(j("da", "pi"), HEX, 32, "-2"), "host=adb-1.azuredatabricks.net token={s}")),
+    ("doppler-personal", "infra", _v(_gen(j("dp", ".pt."), ALNUM, 43), "doppler login token {s}")),
+    ("grafana-cloud-json", "observability", _v(_grafana_cloud, "GRAFANA_CLOUD_TOKEN={s}")),
+    ("notion-legacy", "saas", _v(_gen(j("sec", "ret_"), ALNUM, 43), "NOTION_API_KEY={s}")),
+    ("shopify-shared-secret", "saas", _v(_gen(j("shp", "ss_"), HEX, 32), "shopify app secret {s}")),
+    (
+        "mailgun-signing-key",
+        "saas",
+        _v(lambda r: rs(r, HEX, 32) + "-" + rs(r, HEX, 8) + "-" + rs(r, HEX, 8), "Mailgun webhook signing key {s}"),
+    ),
+    ("terraform-env", "infra", _v(lambda r: rs(r, ALNUM, 14) + ".atlasv1." + rs(r, ALNUM, 67), "TFE_TOKEN={s}")),
+    (
+        "azure-ad-env",
+        "cloud",
+        _v(lambda r: rs(r, ALNUM, 3) + "8Q~" + rs(r, ALNUM + "_.-~", 34), "AZURE_CLIENT_SECRET={s}"),
+    ),
+    (
+        "twilio-positional",
+        "saas",
+        _v(lambda r: rs(r, HEX, 32), 'client = twilio.rest.Client("AC' + "0" * 2 + 'ffee11", "{s}")'),
+    ),
+    (
+        "bearer-with-dots",
+        "header",
+        _v(lambda r: rs(r, ALNUM, 20) + "." + rs(r, ALNUM, 20), "Authorization: Bearer {s}"),
+    ),
+    (
+        "aws-yaml-pair",
+        "cloud",
+        _v(
+            lambda r: rs(r, B64, 40),
+            "aws:\n  access_key_id: " + j("AK", "IA") + "Q7RZ2MX4KD5LW3PN\n  secret_access_key: {s}",
+        ),
+    ),
+    ("aws-env-secret", "cloud", _v(lambda r: rs(r, B64, 40), "AWS_SECRET_ACCESS_KEY={s}")),
+    (
+        "mongo-client",
+        "url",
+        _v(_gen("", ALNUM, 16), 'MongoClient("mongodb+srv://admin:{s}@cluster0.x1y2z.mongodb.net/?retryWrites=true")'),
+    ),
+    ("jdbc-query-password", "url", _v(password, "jdbc:mysql://db:3306/app?user=app&password={s}")),
+    ("private-key-in-yaml-block", "key-block", _v(_pem_in("EC", "    "), "tls:\n  key: |\n    {s}")),
+    ("private-key-in-blockquote", "key-block", _v(_pem_in("RSA", "> "), "> {s}")),
+    (
+        "putty-private-key",
+        "key-block",
+        _v(
+            lambda r: rs(r, B64, 44),
+            "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\n"
+            + "AAAAC3NzaC1lZDI1NTE5AAAAIB"
+            + "q" * 3
+            + "0Zr7\nPrivate-Lines: 1\n{s}\nPrivate-MAC: 0a1b",
+        ),
+    ),
+    ("curl-user-long-flag", "url", _v(password, "curl --user deploy:{s} https://api.internal.example")),
+    ("curl-quoted", "url", _v(password, 'curl -u "ci:{s}" -X POST https://ci.internal.example')),
+    ("ini-password", "assignment", _v(password, "[database]\nhost = db1\npassword={s}")),
+    ("compose-environment", "assignment", _v(password, "environment:\n  - POSTGRES_PASSWORD={s}")),
+    ("helm-values", "assignment", _v(password, "postgresql:\n  auth:\n    postgresPassword: {s}")),
+    ("typed-assignment", "assignment", _v(_gen("", ALNUM, 32), 'val apiToken: String = "{s}"')),
+    ("http-header-key", "header", _v(_gen("", ALNUM, 32), 'curl -H "X-API-Key: {s}" https://api.internal.example')),
+    (
+        "django-secret-key",
+        "assignment",
+        _v(_gen("django-insecure-", string.ascii_lowercase + string.digits + "!@#%^&*-_=+", 50), "SECRET_KEY = '{s}'"),
+    ),
+    (
+        "kubernetes-json",
+        "kubernetes",
+        _v(
+            lambda r: base64.b64encode(password(r).encode()).decode(),
+            '{\n  "kind": "Secret",\n  "apiVersion": "v1",\n  "data": {\n    "password": "{s}"\n  }\n}',
+        ),
+    ),
+    ("password-reverse", "prose", _v(password, "`{s}` is the password for the lab router.")),
+    ("password-use-as", "prose", _v(password, "Use {s} as the admin password until SSO is back.")),
+    ("password-with", "prose", _v(password, "Log in to the staging box with password {s} and reset it.")),
+    ("password-changed-to", "prose", _v(password, "I changed the root password to {s} yesterday.")),
+    ("password-quoted-word", "prose", _v(_gen("", string.ascii_lowercase, 10), "The password is '{s}'.")),
+    ("password-german", "prose", _v(password, "Das WLAN-Passwort ist {s}.")),
+    ("password-chinese", "prose", _v(password, "数据库密码是{s}，请勿外传。")),
+    ("credential-pair", "prose", _v(password, "Login: admin / {s}")),
+    ("netrc", "assignment", _v(_gen("", ALNUM, 24), "machine api.heroku.com\n  login me@example.com\n  password {s}")),
+    ("sshpass", "url", _v(password, "sshpass -p '{s}' ssh deploy@bastion")),
+    ("opaque-token-sentence", "prose", _v(_gen("", ALNUM, 32), "The deploy token is {s}, expires Friday.")),
+    ("opaque-client-secret", "assignment", _v(_gen("", ALNUM, 40), "client_secret: {s}")),
+    (
+        "jwk-private-key",
+        "key-block",
+        _v(
+            _gen("", URLSAFE, 43),
+            '{"kty": "EC", "crv": "P-256", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", '
+            '"y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0", "d": "{s}"}',
+        ),
+    ),
+    (
+        "telegram-in-url",
+        "chat",
+        _v(
+            lambda r: str(r.randint(10**9, 10**10 - 1)) + ":AA" + rs(r, ALNUM, 33),
+            "https://api.telegram.org/bot{s}/getMe",
+        ),
+    ),
+    (
+        "slack-user-token",
+        "chat",
+        _v(
+            lambda r: (
+                j("xo", "xp-")
+                + f"{r.randint(10**10, 10**11)}-{r.randint(10**10, 10**11)}-{r.randint(10**12, 10**13)}-"
+                + rs(r, HEX, 32)
+            ),
+            "SLACK_USER_TOKEN={s}",
+        ),
+    ),
+    (
+        "supabase-service-role-jwt",
+        "token",
+        _v(
+            lambda r: (
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+                + base64.urlsafe_b64encode(b'{"role":"service_role","iss":"supabase"}').decode().rstrip("=")
+                + "."
+                + rs(r, URLSAFE, 43)
+            ),
+            "SUPABASE_SERVICE_ROLE_KEY={s}",
+        ),
+    ),
+]
+
+
+def variant_positives(seed: int = 3) -> list[Sample]:
+    out = []
+    for index, (kind, family, build) in enumerate(VARIANT_SPECS):
+        r = random.Random(f"{seed}:variant:{index}")
+        secret, snippet = build(r)
+        out.append(Sample(kind, family, note(r, "Scratch", snippet), secret))
     return out
+
+
+def variant_negatives(seed: int = 3) -> list[Sample]:
+    r = random.Random(f"{seed}:variant-negatives")
+    sha = rs(r, HEX, 40)
+    b64 = lambda n: base64.b64encode(r.randbytes(n)).decode()  # noqa: E731
+    items = [
+        ("git-sha", f'"sha": "{sha}"\n\'{rs(r, HEX, 40)}\'\n`{sha[:10]}`\nMerge: {rs(r, HEX, 7)} {rs(r, HEX, 7)}'),
+        ("git-sha", f"{sha[:7]} Fix login token refresh\n{rs(r, HEX, 7)} Rotate secrets doc\ncommit: {sha}"),
+        ("digest", f'"digest": "sha256:{rs(r, HEX, 64)}"\nsha256sum: {rs(r, HEX, 64)}'),
+        ("digest", f'<script src="x.js" integrity="sha384-{b64(48)}" crossorigin="anonymous"></script>'),
+        ("lockfile", f'files = [\n    {{file = "x-1.0.tar.gz", hash = "sha256:{rs(r, HEX, 64)}"}},\n]'),
+        ("lockfile", f"golang.org/x/crypto v0.21.0 h1:{b64(32)}\ngolang.org/x/crypto v0.21.0/go.mod h1:{b64(32)}"),
+        ("uuid", f"subscription_id: {uid(r)}\ntenant: {uid(r)}\n- {uid(r)}"),
+        ("ssh-public-key", f'command="x" ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAACAQ{rs(r, B64, 700)} ci'),
+        ("ssh-public-key", f"github.com ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAI{rs(r, B64, 120)}="),
+        (
+            "pgp-public-key",
+            f"{DASHES}BEGIN PGP SIGNATURE{DASHES}\n\niQIzBAEBCAAdFiEE{rs(r, B64, 48)}\n"
+            f"{DASHES}END PGP SIGNATURE{DASHES}",
+        ),
+        (
+            "x509-certificate",
+            f"{DASHES}BEGIN CERTIFICATE REQUEST{DASHES}\nMIIC{rs(r, B64, 60)}\n{DASHES}END CERTIFICATE REQUEST{DASHES}",
+        ),
+        (
+            "public-key-pem",
+            f"{DASHES}BEGIN RSA PUBLIC KEY{DASHES}\nMIIBCgKCAQEA{rs(r, B64, 52)}\n{DASHES}END RSA PUBLIC KEY{DASHES}",
+        ),
+        (
+            "jwks-public-key",
+            json.dumps({"keys": [{"kty": "EC", "crv": "P-256", "x": rs(r, URLSAFE, 43), "y": rs(r, URLSAFE, 43)}]}),
+        ),
+        (
+            "example-key",
+            "aws_access_key_id = "
+            + j("AKIAI44QH8DHB", "EXAMPLE")
+            + "\naws_secret_access_key = "
+            + j("je7MtGbClwBF/2Zp9Utk/h3yCo8nvb", "EXAMPLEKEY"),
+        ),
+        (
+            "example-key",
+            j(
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+                ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwi",
+                "aWF0IjoxNTE2MjM5MDIyfQ",
+                ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+            ),
+        ),
+        ("example-key", "stripe.api_key = '" + j("sk_", "test_", "4eC39HqLyjWDarjtT1zdp7dc") + "'"),
+        (
+            "placeholder",
+            "password: <your-password>\napi_key: YOUR_API_KEY_HERE\nsecret: '****'\ntoken: 'xxxxxxxxxxxxxxxx'",
+        ),
+        (
+            "placeholder",
+            "mongodb://<username>:<password>@host:27017\npostgresql://USER:PASSWORD@HOST:5432/DB\n"
+            "https://${USER}:${TOKEN}@github.com/x.git\namqp://guest:guest@localhost:5672",
+        ),
+        (
+            "placeholder",
+            "curl -u $USERNAME:$PASSWORD https://x\ncurl -u user:pass https://httpbin.org/basic-auth/user/pass",
+        ),
+        (
+            "placeholder",
+            "Authorization: Bearer <token>\nAuthorization: Bearer $TOKEN\nAuthorization: Bearer YOUR_ACCESS_TOKEN",
+        ),
+        (
+            "placeholder",
+            'password = ""\ntoken = None\napi_key = os.environ.get("API_KEY")\npassword = getpass.getpass()',
+        ),
+        ("placeholder", f"export GITHUB_TOKEN={j('gh', 'p_')}{'X' * 36}\nexport HF_TOKEN={j('h', 'f_')}{'x' * 34}"),
+        (
+            "stripe-object-id",
+            "sub_1MowQVLkdIwHu7ixeRlqHVzs, price_1MoBy5LkdIwHu7ixZhnattbh, evt_1NG8Du2eZvKYlo2CUI79vXWy, "
+            "acct_1032D82eZvKYlo2C, pm_1MqLiJLkdIwHu7ixUEgbFdYF, seti_1Mm8s8LkdIwHu7ix0OXBfTRG",
+        ),
+        (
+            "mermaid",
+            fenced("mermaid", "flowchart LR\n  secret[(Vault)] -- password --> app\n  app -->|api_key: from env| svc"),
+        ),
+        ("cjk-prose", "パスワード: 1Passwordを参照\n密码：见保险库\n비밀번호: 관리자에게 문의"),
+        ("prose-about-secrets", "Password requirements: at least 12 characters, one digit, one symbol (e.g. !@#$)."),
+        (
+            "prose-about-secrets",
+            f"The SSH key fingerprint is SHA256:{rs(r, B64, 43)}. The GPG key ID is 3AA5C34371567BD2.",
+        ),
+        (
+            "prose-about-secrets",
+            "Use `--password-stdin` instead of `-p` with docker login. Never pass `--token` inline.",
+        ),
+        (
+            "code-without-secrets",
+            "const [password, setPassword] = useState('');\nheaders['Authorization'] = `Bearer ${token}`;",
+        ),
+        ("code-without-secrets", "password_hash = '$2b$12$" + rs(r, B64.replace("+", "."), 53) + "'"),
+        (
+            "config-without-secrets",
+            "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n        key: password",
+        ),
+        (
+            "config-without-secrets",
+            "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nspec:\n  encryptedData:\n"
+            "    password: AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq" + rs(r, B64, 200),
+        ),
+        ("ids", f"trace_id={rs(r, HEX, 32)} span_id={rs(r, HEX, 16)}; Cloudflare zone id {rs(r, HEX, 32)}"),
+        ("ids", f"SENTRY_DSN=https://{rs(r, HEX, 32)}@o123456.ingest.sentry.io/1234567"),
+        ("public-key-pem", f"[Peer]\nPublicKey = {b64(32)}\nAllowedIPs = 10.0.0.2/32"),
+        ("url-without-credentials", "docker run -p 8080:80 -e PASSWORD_FILE=/run/secrets/pw nginx\nssh -p 2222 host"),
+    ]
+    return [_neg(r, category, body) for category, body in items]
 
 
 def all_samples(seed: int = 3) -> Iterator[Sample]:

@@ -38,7 +38,7 @@ PLACEHOLDER_VALUES = words(
     "none null nil true false yes no undefined empty required optional string str bytes secret password passwd "
     "token changeme default test testing example sample hidden masked redacted unset not_set notset todo tbd "
     "n/a na env auto generated random secretstr secret_value your_password mysecret supersecret password123 "
-    "hunter2 letmein qwerty admin root guest sensitive"
+    "admin root guest sensitive text hidden"
 )
 
 
@@ -230,7 +230,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = tuple(
         ),
         ("openai-api-key", "T3BlbkFJ", r"sk-[A-Za-z0-9_\-]{10,80}T3BlbkFJ[A-Za-z0-9_\-]{10,80}", "", ""),
         ("sk-api-key", "sk-", r"sk-[A-Za-z0-9]{32,128}", "3:32", "L"),
-        ("google-api-key", "AIza", r"AIza[0-9A-Za-z_\-]{35}", "4:30", "R"),
+        ("google-api-key", "AIza", r"AIza[0-9A-Za-z_\-]{35}", "4:30", "LR"),
         ("google-oauth-client-secret", "GOCSPX-", r"GOCSPX-[A-Za-z0-9_\-]{24,40}", "7", ""),
         ("google-oauth-token", "ya29.", r"ya29\.[0-9A-Za-z_\-]{30,}", "5:24", ""),
         ("huggingface-token", "hf_", r"hf_[A-Za-z0-9]{30,40}", "3:30", "L"),
@@ -259,7 +259,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = tuple(
         ("mailgun-key", "key-", r"key-[a-f0-9]{32}", "4:32", "LR"),
         ("terraform-cloud-token", ".atlasv1.", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}", "", "L"),
         ("azure-ad-client-secret", "Q~", r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}", "5:24", "L"),
-        ("telegram-bot-token", ":AA", r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}", "tail", "LR"),
+        ("telegram-bot-token", ":AA", r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}", "tail", "R"),
         ("mailchimp-key", "-us", r"[0-9a-f]{32}-us[0-9]{1,2}", "", "LR"),
         ("azure-storage-key", "AccountKey=", r"AccountKey=[A-Za-z0-9+/]{80,90}={0,2}", "", ""),
         (
@@ -299,7 +299,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = tuple(
         ("facebook-access-token", "EAA", r"EAA[A-Za-z0-9]{90,400}", "3:90", "L"),
         ("linear-api-key", "lin_api_", r"lin_api_[A-Za-z0-9]{40}", "8:40", "R"),
         ("postman-api-key", "PMAK-", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", "tail", ""),
-        ("atlassian-api-token", "ATATT3", r"ATATT3[A-Za-z0-9_=\-]{150,300}", "6:100", ""),
+        ("atlassian-api-token", "ATATT3", r"ATATT3[A-Za-z0-9_=\-]{150,300}", "6:100", "L"),
         ("newrelic-key", "NRAK- NRJS- NRII-", r"NR(?:AK|JS|II)-[A-Za-z0-9]{20,40}", "5:20", ""),
         ("dynatrace-token", "dt0c01.", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", "tail", ""),
         ("heroku-api-key", "HRKU-", r"HRKU-[A-Za-z0-9_\-]{20,}", "5:20", ""),
@@ -351,7 +351,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = tuple(
         ("adafruit-key", "aio_", r"aio_[A-Za-z0-9]{28}", "4:28", "LR"),
         ("shippo-token", "shippo_live_ shippo_test_", r"shippo_(?:live|test)_[a-f0-9]{40}", "", ""),
         ("duffel-token", "duffel_live_ duffel_test_", r"duffel_(?:live|test)_[A-Za-z0-9_=\-]{43}", "", ""),
-        ("easypost-key", "EZAK EZTK", r"EZ[AT]K[A-Za-z0-9]{54}", "", ""),
+        ("easypost-key", "EZAK EZTK", r"EZ[AT]K[A-Za-z0-9]{54}", "", "L"),
         ("flutterwave-key", "FLWSECK", r"FLWSECK(?:_TEST)?-[a-f0-9]{32}-X", "", ""),
         ("typeform-token", "tfp_", r"tfp_[A-Za-z0-9_.=\-]{59}", "", ""),
         ("circleci-token", "CCIPAT_", r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}", "", ""),

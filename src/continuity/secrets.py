@@ -21,6 +21,10 @@ from continuity.secret_rules import words
 
 ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 SCAN_ERROR = "scan-error"
+# Fingerprints of values that vendors publish in their documentation (the jwt.io sample token,
+# Stripe's and GitHub's documented example keys): examples, not leaks. Kept as fingerprints so that
+# this file holds no token-shaped text. AWS's documentation keys are caught by their EXAMPLE suffix.
+KNOWN_EXAMPLES = frozenset({"7f75367e7881", "2cafc0970149", "f2d6ca165150", "3543c50b0cb9", "bc3ae723f57c"})
 
 
 @dataclass(frozen=True, order=True)
@@ -126,7 +130,9 @@ def _findings(doc: _Doc, found: list[Candidate]) -> list[Finding]:
             continue
         key = (line, detector)
         if key not in seen:
-            seen[key] = Finding(line, detector, fingerprint(value))
+            mark = fingerprint(value)
+            if mark not in KNOWN_EXAMPLES:
+                seen[key] = Finding(line, detector, mark)
     return sorted(seen.values())
 
 
@@ -257,7 +263,7 @@ def _service_accounts(doc: _Doc) -> list[Candidate]:
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _URL_PASSWORD_WORDS = words(
     "password pass passwd pwd pw secret changeme token apikey api_key x xx xxx user username pass123 "
-    "mypassword yourpassword foo bar baz private"
+    "mypassword yourpassword foo bar baz private guest admin root test"
 )
 
 
@@ -372,6 +378,7 @@ def _assignments(doc: _Doc) -> list[Candidate]:
     out: list[Candidate] = []
     resume = 0
     name_run = _rx(r"[A-Za-z0-9_.\-]{0,64}")
+    sealed = "SealedSecret" in text
     for hit_start, hit_end in doc.hits:
         if hit_start < resume:
             continue
@@ -386,23 +393,39 @@ def _assignments(doc: _Doc) -> list[Candidate]:
             continue
         value, quoted, resume = assigned
         secret, password = _secret_name(name)
+        if sealed and value.startswith("Ag") and len(value) > 100:
+            continue  # a SealedSecret's ciphertext is meant to be committed
         if secret and _assigned_value_ok(value, quoted, password):
             out.append((begin, "secret-assignment", value))
     return out
 
 
+_ANNOTATED_TAIL = (
+    r"[\"'\]]{0,2}[ \t]{0,4}:[ \t]{0,4}[A-Za-z_][A-Za-z0-9_.\[\], |]{0,60}?[ \t]{0,4}=(?!=)[ \t]{0,4}"
+    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{0,512})(?P=q)|(?P<uv>[^\s\"'`,;]{1,512}))"
+)
+
+
 def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | None:
-    """(value, was it quoted, where it ends) when an assignment operator follows a name at `end`."""
-    match = _rx(_TAIL).match(text, end)
-    if match and match.group("op") not in ("==", "!="):
+    """(value, was it quoted, where it ends) when an assignment operator follows a name at `end`.
+
+    Also reads through a type annotation (`password: str = "…"`, `val token: String = "…"`) and, for
+    command-line flags, a value after a space (`--password hunter2`).
+    """
+    match = _rx(_ANNOTATED_TAIL).match(text, end) or _rx(_TAIL).match(text, end)
+    if match and match.groupdict().get("op") not in ("==", "!="):
         quoted = match.group("q") is not None
         return (match.group("qv") if quoted else match.group("uv")), quoted, match.end()
-    if flag:  # command-line flags also take their value after a space: --password hunter2
+    if flag:
         match = _rx(_FLAG_TAIL).match(text, end)
         if match:
             quoted = match.group(1) is not None
             return (match.group(2) if quoted else match.group(3)), quoted, match.end()
     return None
+
+
+# Quoted words that are schema types or form-field names, not passwords.
+_SCHEMA_WORDS = words("string text password hidden required optional secret number integer boolean object array")
 
 
 def _assigned_value_ok(value: str, quoted: bool, password: bool) -> bool:
@@ -412,27 +435,40 @@ def _assigned_value_ok(value: str, quoted: bool, password: bool) -> bool:
         value = value.rstrip(".)]}")
     if len(value) < (6 if password else 8) or value.lower() in rules.PLACEHOLDER_VALUES:
         return False
-    if value[0] in "$%!&@#|>" or rules.is_placeholder(value) or "://" in value or rules.env_name(value):
+    if value[0] in "$%" or (not quoted and value[0] in "!&@#|>*"):
+        return False  # a reference, a format string, a YAML tag, anchor or block, a comment
+    if rules.is_placeholder(value) or "://" in value or rules.env_name(value):
         return False
     if not quoted and any(c in value for c in "()[]{}"):
         return False  # code: a call, an index, a type
-    if _rx(r"[0-9:./ TZ+\-]+").fullmatch(value) or rules.word_like(value):
-        return False  # a number, a date, a version; a word or an identifier
+    if _rx(r"[0-9:./ TZ+\-]+").fullmatch(value):
+        return False  # a number, a date, a version
+    if rules.word_like(value):
+        # A bare word is an identifier; a quoted one can be a (weak) password.
+        return quoted and password and len(value) >= 8 and value.lower() not in _SCHEMA_WORDS
     if not quoted and _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value):
         return False  # attribute access in code: settings.DB_PASSWORD
-    if value[0] in "/~." or _rx(r"[A-Za-z]:\\|[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
+    if _path_like(value) or _rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
         return False  # a path or an e-mail address
     if password:
         return rules.char_classes(value) >= 2 or rules.looks_random(value, 12)
     return (rules.char_classes(value) >= 3 and len(value) >= 8) or rules.token_like(value)
 
 
+def _path_like(value: str) -> bool:
+    """A file path (`/run/secrets/db`, `~/.aws/credentials`, `C:\\keys`), not key material that
+    happens to start with a slash: no segment of it looks generated."""
+    if not (value[0] in "/~." or _rx(r"[A-Za-z]:\\").match(value)):
+        return False
+    return not any(rules.token_like(part) for part in _rx(r"[/\\]").split(value) if len(part) >= 16)
+
+
 # "The password is …", "pw for staging: …", "the API token is …": secrets written in sentences.
 _SENTENCE = (
     r"(?i:(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
     r"([ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?)?"
-    r"[ \t]{0,4}([ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|=|:|->|—)[ \t]{1,4}"
-    r"(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4})?)"
+    r"[ \t]{0,4}([ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|[ \t](?:set|changed|reset)[ \t]to|=|:|->|→|—)"
+    r"[ \t]{1,4}(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4}|simply[ \t]{1,4})?)"
     r"([\"'`“‘]?)([^\s\"'`”’]{4,256})"
 )
 
@@ -451,46 +487,187 @@ def _sentences(doc: _Doc) -> list[Candidate]:
         keyword, clause, op, quote, value = match.groups()
         if op in (":", "=") and clause is None:
             continue
-        value = value.rstrip(".,;:!?)]")
-        if not value or rules.is_placeholder(value) or value.lower() in rules.PLACEHOLDER_VALUES:
-            continue
-        if value[0] in "$%<{" or "://" in value or rules.env_name(value):
-            continue
         password = keyword.lower().startswith("p")
-        if password:
-            ok = len(value) >= 6 and not rules.word_like(value) and (bool(quote) or rules.char_classes(value) >= 2)
-            ok = ok and not _rx(r"[0-9:./\-]+").fullmatch(value) and "1password" not in value.lower()
-        else:
-            ok = rules.token_like(value) and not rules.digest_like(value)
-        if ok:
-            out.append((match.start(), "password-sentence" if password else "secret-sentence", value))
+        if password and _spoken_password_ok(value, bool(quote)):
+            out.append((match.start(), "password-sentence", value))
+        elif not password and _spoken_token_ok(value):
+            out.append((match.start(), "secret-sentence", value))
     return out
 
 
-def _aws_secrets(doc: _Doc) -> list[Candidate]:
-    """40-character AWS secret access keys near an access key id or an `aws` mention."""
-    text = doc.text
-    if "aws" not in doc.lowered and "secretaccesskey" not in doc.lowered and "AKIA" not in text and "ASIA" not in text:
+def _spoken_password_ok(value: str, quoted: bool) -> bool:
+    """A password named in prose: quoted, or not a plain word (prose says "is stored", "is rotated")."""
+    value = value.rstrip(".,;:!?)]") if not quoted else value
+    if len(value) < 6 or value.lower() in rules.PLACEHOLDER_VALUES or value.lower() in _SCHEMA_WORDS:
+        return False
+    if value[0] in "$%<{/" or "://" in value or rules.env_name(value) or rules.is_placeholder(value):
+        return False
+    if "1password" in value.lower() or _rx(r"[0-9:./\-]+").fullmatch(value):
+        return False
+    if quoted:
+        return True
+    return not rules.word_like(value) and rules.char_classes(value) >= 2
+
+
+def _spoken_token_ok(value: str) -> bool:
+    value = value.rstrip(".,;:!?)]")
+    if value[0] in "$%<{" or "://" in value or rules.env_name(value):
+        return False
+    return rules.token_like(value) and not rules.digest_like(value)
+
+
+# Password nouns in other languages (English ones have their own sentence forms above).
+_FOREIGN_NOUNS = (
+    r"(?:passwort|kennwort|mot de passe|contraseña|senha|wachtwoord|lösenord|hasło|пароль"
+    r"|密码|密碼|パスワード|비밀번호)"
+)
+_PROSE_FORMS = (
+    # "Zx9!kLm2 is the password", "`…` was our staging password"
+    (
+        "password-sentence",
+        r"(?i:(?<![^\s\"'`(])([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}(?:is|was)[ \t]{1,4}"
+        r"(?:the|my|our|your|his|her|their)[ \t]{1,4}(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b)",
+    ),
+    # "changed the root password to Zx9!kLm2"
+    (
+        "password-sentence",
+        r"(?i:\b(?:changed|reset|set|updated|rotated)[ \t]{1,4}(?:the[ \t]{1,4}|my[ \t]{1,4}|our[ \t]{1,4})?"
+        r"(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)[ \t]{1,4}to[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128}))",
+    ),
+    # "use Zx9!kLm2 as the password", "log in with password Zx9!kLm2"
+    (
+        "password-sentence",
+        r"(?i:\buse[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}as[ \t]{1,4}"
+        r"(?:the[ \t]{1,4}|a[ \t]{1,4})?(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b)",
+    ),
+    (
+        "password-sentence",
+        r"(?i:\b(?:with|using|via)[ \t]{1,4}(?:the[ \t]{1,4})?(?:password|passphrase|pwd|pw)"
+        r"[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128}))",
+    ),
+    # "Passwort ist …", "mot de passe : …", "密码是…", "パスワードは…"
+    (
+        "password-sentence",
+        r"(?i:" + _FOREIGN_NOUNS + r"[^\n:=：]{0,30}?(?:[ \t]{1,4}(?:ist|lautet|est|es|é|is|är|jest)"
+        r"[ \t]{1,4}|[ \t]{0,4}[:=：][ \t]{0,4}|是|は|는[ \t]{0,4})([\"'`「]?)([!#-&(-_a-~]{6,128}))",
+    ),
+    # "login: admin / Zx9!kLm2", "credentials — deploy:Zx9!kLm2"
+    (
+        "credential-pair",
+        r"(?i:\b(?:creds|credentials|login|user(?:name)?[ \t]{0,2}/[ \t]{0,2}pass(?:word)?)\b"
+        r"[ \t]{0,4}(?:[:=\-–—]|is|are)[ \t]{0,4}()[^\s/:\"'`]{1,64}[ \t]{0,2}[/:][ \t]{0,2}([^\s\"'`]{6,128}))",
+    ),
+    # ~/.netrc: machine host login me password …
+    (
+        "netrc-password",
+        r"(?:^|[ \t])machine[ \t]{1,8}[^\s]{1,253}[ \t\n]{1,8}(?:login[ \t]{1,8}[^\s]{1,253}"
+        r"[ \t\n]{1,8})?password[ \t]{1,8}()([^\s]{1,256})",
+    ),
+    # sshpass -p '…', docker login -p …, mysql -p…
+    (
+        "cli-password",
+        r"\b(?:sshpass|(?:docker|podman|helm[ \t]{1,4}registry)[ \t]{1,4}login|mysql|mysqladmin|mysqldump)"
+        r"[^\n]{0,120}?[ \t]-p(?:[ \t]{1,4})?([\"']?)([^\s\"'-][^\s\"']{3,255})\1",
+    ),
+)
+_PROSE_GATES = {
+    "credential-pair": ("cred", "login", "user"),
+    "netrc-password": ("machine",),
+    "cli-password": (" -p",),
+}
+
+
+def _prose_forms(doc: _Doc) -> list[Candidate]:
+    """Passwords in other sentence shapes and languages, credential pairs, ~/.netrc, `-p` flags."""
+    lowered = doc.lowered
+    if not any(
+        word in lowered
+        for word in (
+            "pass",
+            "pw",
+            "login",
+            "cred",
+            "machine",
+            " -p",
+            "passe",
+            "contrase",
+            "senha",
+            "wort",
+            "sen",
+            "sło",
+            "пароль",
+            "密",
+            "パスワード",
+            "비밀번호",
+        )
+    ):
         return []
-    lines = doc.lines
-    near: set[int] = set()
-    for index, line in enumerate(lines):
-        low = line.lower()
-        if "aws" in low or "akia" in low or "asia" in low or "secret_access_key" in low or "secretaccesskey" in low:
-            near.update(range(max(0, index - 3), min(len(lines), index + 4)))
-    pattern = _rx(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
     out: list[Candidate] = []
-    for index in sorted(near):
-        for match in pattern.finditer(lines[index][:4096]):
-            value = match.group(0)
-            if (
-                rules.char_classes(value) >= 3
-                and "EXAMPLE" not in value
-                and rules.shannon_entropy(value) >= 4.0
-                and not rules.is_placeholder(value)
-            ):
-                out.append((doc.starts[index] + match.start(), "aws-secret-access-key", value))
+    for detector, pattern in _PROSE_FORMS:
+        gate = _PROSE_GATES.get(detector)
+        if gate is not None and not any(word in lowered for word in gate):
+            continue
+        for match in _rx(pattern).finditer(doc.text):
+            quote, value = match.group(1), match.group(2)
+            if detector in ("netrc-password", "cli-password"):
+                ok = _credential_ok(value) and value[0] not in "$<{" and not _rx(r"[0-9:.]+").fullmatch(value)
+            elif detector == "credential-pair":
+                ok = _credential_ok(value) and _spoken_password_ok(value, False)
+            else:
+                ok = _spoken_password_ok(value, bool(quote))
+            if ok:
+                out.append((match.start(), detector, value))
     return out
+
+
+# Secrets without a prefix of their own, recognised by their shape near a word that names the service:
+# (detector, context words in lower case, expression, minimum character classes, minimum entropy).
+_CONTEXT_SHAPES = (
+    (
+        "aws-secret-access-key",
+        ("aws", "akia", "asia", "secret_access_key", "secretaccesskey"),
+        r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        3,
+        4.0,
+    ),
+    ("twilio-auth-token", ("twilio",), r"(?<![A-Za-z0-9])[a-f0-9]{32}(?![A-Za-z0-9])", 2, 3.2),
+    ("mailgun-key", ("mailgun",), r"(?<![A-Za-z0-9])[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}(?![A-Za-z0-9])", 2, 3.2),
+)
+
+
+def _context_shapes(doc: _Doc) -> list[Candidate]:
+    """Shape matches on lines within three lines of a word that names the service."""
+    out: list[Candidate] = []
+    lowered = doc.lowered
+    for detector, words_, pattern, classes, entropy in _CONTEXT_SHAPES:
+        if not any(word in lowered for word in words_):
+            continue
+        lines = doc.lines
+        near: set[int] = set()
+        for index, line in enumerate(lines):
+            if any(word in line.lower() for word in words_):
+                near.update(range(max(0, index - 3), min(len(lines), index + 4)))
+        for index in sorted(near):
+            for match in _rx(pattern).finditer(lines[index][:4096]):
+                value = match.group(0)
+                if (
+                    rules.char_classes(value) >= classes
+                    and "EXAMPLE" not in value
+                    and rules.shannon_entropy(value) >= entropy
+                    and not rules.is_placeholder(value)
+                    and not rules.is_sequential(value)
+                ):
+                    out.append((doc.starts[index] + match.start(), detector, value))
+    return out
+
+
+def _jwk_private_keys(doc: _Doc) -> list[Candidate]:
+    """A JSON Web Key with its private exponent `d` (a JWKS of public keys has none)."""
+    text = doc.text
+    if '"kty"' not in text or '"d"' not in text:
+        return []
+    pattern = _rx(r"\"d\"[ \t]{0,4}:[ \t]{0,4}\"([A-Za-z0-9_\-]{32,})\"")
+    return [(m.start(), "jwk-private-key", m.group(1)) for m in pattern.finditer(text)]
 
 
 def _kubernetes_secrets(doc: _Doc) -> list[Candidate]:
@@ -500,7 +677,7 @@ def _kubernetes_secrets(doc: _Doc) -> list[Candidate]:
     prints `data:` before `kind: Secret`.
     """
     text = doc.text
-    if "Secret" not in text or "ata:" not in text:
+    if "Secret" not in text or "ata" not in text:
         return []
     kind = _rx(r"^[ \t]*[\"']?kind[\"']?[ \t]*:[ \t]*[\"']?Secret\b")
     if not kind.search(text):
@@ -516,14 +693,15 @@ def _kubernetes_secrets(doc: _Doc) -> list[Candidate]:
             continue
         is_secret = is_secret or kind.match(line) is not None
         indent = len(line) - len(line.lstrip(" "))
-        if block_indent >= 0 and stripped and indent <= block_indent:
+        if block_indent >= 0 and stripped and (indent <= block_indent or stripped.startswith("}")):
             block_indent = -1
-        if stripped in ("data:", "stringData:"):
-            block_indent, string_data = indent, stripped == "stringData:"
+        head = stripped.replace('"', "").replace(" ", "")
+        if head in ("data:", "stringData:", "data:{", "stringData:{"):
+            block_indent, string_data = indent, head.startswith("stringData")
             continue
         if block_indent < 0 or ":" not in stripped:
             continue
-        value = stripped.partition(":")[2].strip().strip("\"'")
+        value = stripped.partition(":")[2].strip().rstrip(",").strip("\"'")
         if not value or rules.is_placeholder(value) or value[0] in "$<{|>":
             continue
         if (len(value) >= 6 and not rules.word_like(value)) if string_data else bool(rules.b64_bytes(value)):
@@ -541,7 +719,9 @@ _FINDERS = (
     _auth_headers,
     _assignments,
     _sentences,
-    _aws_secrets,
+    _prose_forms,
+    _context_shapes,
+    _jwk_private_keys,
     _kubernetes_secrets,
     _detect_secrets_candidates,
 )
