@@ -22,9 +22,10 @@ _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _WORDISH = frozenset(_BASE62 + "_")
 
 
-def words(text: str) -> frozenset[str]:
-    """A word list written as one string: short to read, one entry per whitespace-separated word."""
-    return frozenset(text.split())
+def words(text: str, space: str = "") -> frozenset[str]:
+    """A word list written as one string, one entry per whitespace-separated word (`space`, when
+    given, stands for a blank inside an entry)."""
+    return frozenset(word.replace(space, " ") if space else word for word in text.split())
 
 
 # Substrings that mark a value as a filler, an example or an instruction to the reader, not a secret.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from continuity import secret_rules as rules
 from continuity.secret_rules import words
@@ -347,6 +348,7 @@ _TRAILING_OK = words(
 _BOOLEAN_LEADS = words("is has use no require show enable disable allow min max")
 
 
+@lru_cache(maxsize=512)
 def _secret_name(name: str) -> tuple[bool, bool]:
     """(is the name secret-like, is it a password): decided by the last secret word of the name."""
     words = [w.lower() for w in _rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+").findall(name)]
@@ -521,91 +523,77 @@ _FOREIGN_NOUNS = (
     r"(?:passwort|kennwort|mot de passe|contraseña|senha|wachtwoord|lösenord|hasło|пароль"
     r"|密码|密碼|パスワード|비밀번호)"
 )
+# (detector, gate, expression): the expression runs only when the lower-cased note holds one of the
+# gate's substrings. Group 1 is an optional quote, group 2 the value.
 _PROSE_FORMS = (
     # "Zx9!kLm2 is the password", "`…` was our staging password"
     (
         "password-sentence",
+        words("is_the was_the is_my was_my is_our was_our is_your is_his is_her is_their", "_"),
         r"(?i:(?<![^\s\"'`(])([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}(?:is|was)[ \t]{1,4}"
         r"(?:the|my|our|your|his|her|their)[ \t]{1,4}(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b)",
     ),
     # "changed the root password to Zx9!kLm2"
     (
         "password-sentence",
+        words("changed reset set updated rotated"),
         r"(?i:\b(?:changed|reset|set|updated|rotated)[ \t]{1,4}(?:the[ \t]{1,4}|my[ \t]{1,4}|our[ \t]{1,4})?"
         r"(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)[ \t]{1,4}to[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128}))",
     ),
     # "use Zx9!kLm2 as the password", "log in with password Zx9!kLm2"
     (
         "password-sentence",
+        words("use_", "_"),
         r"(?i:\buse[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}as[ \t]{1,4}"
         r"(?:the[ \t]{1,4}|a[ \t]{1,4})?(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b)",
     ),
     (
         "password-sentence",
+        words("with_ using_ via_", "_"),
         r"(?i:\b(?:with|using|via)[ \t]{1,4}(?:the[ \t]{1,4})?(?:password|passphrase|pwd|pw)"
         r"[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128}))",
     ),
     # "Passwort ist …", "mot de passe : …", "密码是…", "パスワードは…"
     (
         "password-sentence",
+        words(
+            "passwort kennwort mot_de_passe contraseña senha wachtwoord lösenord hasło пароль "
+            "密码 密碼 パスワード 비밀번호",
+            "_",
+        ),
         r"(?i:" + _FOREIGN_NOUNS + r"[^\n:=：]{0,30}?(?:[ \t]{1,4}(?:ist|lautet|est|es|é|is|är|jest)"
         r"[ \t]{1,4}|[ \t]{0,4}[:=：][ \t]{0,4}|是|は|는[ \t]{0,4})([\"'`「]?)([!#-&(-_a-~]{6,128}))",
     ),
     # "login: admin / Zx9!kLm2", "credentials — deploy:Zx9!kLm2"
     (
         "credential-pair",
+        words("cred login user"),
         r"(?i:\b(?:creds|credentials|login|user(?:name)?[ \t]{0,2}/[ \t]{0,2}pass(?:word)?)\b"
         r"[ \t]{0,4}(?:[:=\-–—]|is|are)[ \t]{0,4}()[^\s/:\"'`]{1,64}[ \t]{0,2}[/:][ \t]{0,2}([^\s\"'`]{6,128}))",
     ),
     # ~/.netrc: machine host login me password …
     (
         "netrc-password",
+        words("machine"),
         r"(?:^|[ \t])machine[ \t]{1,8}[^\s]{1,253}[ \t\n]{1,8}(?:login[ \t]{1,8}[^\s]{1,253}"
         r"[ \t\n]{1,8})?password[ \t]{1,8}()([^\s]{1,256})",
     ),
     # sshpass -p '…', docker login -p …, mysql -p…
     (
         "cli-password",
+        words("_-p", "_"),
         r"\b(?:sshpass|(?:docker|podman|helm[ \t]{1,4}registry)[ \t]{1,4}login|mysql|mysqladmin|mysqldump)"
         r"[^\n]{0,120}?[ \t]-p(?:[ \t]{1,4})?([\"']?)([^\s\"'-][^\s\"']{3,255})\1",
     ),
 )
-_PROSE_GATES = {
-    "credential-pair": ("cred", "login", "user"),
-    "netrc-password": ("machine",),
-    "cli-password": (" -p",),
-}
 
 
 def _prose_forms(doc: _Doc) -> list[Candidate]:
     """Passwords in other sentence shapes and languages, credential pairs, ~/.netrc, `-p` flags."""
     lowered = doc.lowered
-    if not any(
-        word in lowered
-        for word in (
-            "pass",
-            "pw",
-            "login",
-            "cred",
-            "machine",
-            " -p",
-            "passe",
-            "contrase",
-            "senha",
-            "wort",
-            "sen",
-            "sło",
-            "пароль",
-            "密",
-            "パスワード",
-            "비밀번호",
-        )
-    ):
-        return []
     out: list[Candidate] = []
-    for detector, pattern in _PROSE_FORMS:
-        gate = _PROSE_GATES.get(detector)
-        if gate is not None and not any(word in lowered for word in gate):
+    for detector, gate, pattern in _PROSE_FORMS:
+        if not any(word in lowered for word in gate):
             continue
         for match in _rx(pattern).finditer(doc.text):
             quote, value = match.group(1), match.group(2)
@@ -626,12 +614,27 @@ _CONTEXT_SHAPES = (
     (
         "aws-secret-access-key",
         ("aws", "akia", "asia", "secret_access_key", "secretaccesskey"),
+        r"(?<![a-z])aws(?![a-rt-z])|akia|asia[a-z0-9]{16}|secret_?access_?key",
         r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
         3,
         4.0,
     ),
-    ("twilio-auth-token", ("twilio",), r"(?<![A-Za-z0-9])[a-f0-9]{32}(?![A-Za-z0-9])", 2, 3.2),
-    ("mailgun-key", ("mailgun",), r"(?<![A-Za-z0-9])[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}(?![A-Za-z0-9])", 2, 3.2),
+    (
+        "twilio-auth-token",
+        ("twilio",),
+        r"twilio",
+        r"(?<![A-Za-z0-9])[a-f0-9]{32}(?![A-Za-z0-9])",
+        2,
+        3.2,
+    ),
+    (
+        "mailgun-key",
+        ("mailgun",),
+        r"mailgun",
+        r"(?<![A-Za-z0-9])[a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8}(?![A-Za-z0-9])",
+        2,
+        3.2,
+    ),
 )
 
 
@@ -639,16 +642,19 @@ def _context_shapes(doc: _Doc) -> list[Candidate]:
     """Shape matches on lines within three lines of a word that names the service."""
     out: list[Candidate] = []
     lowered = doc.lowered
-    for detector, words_, pattern, classes, entropy in _CONTEXT_SHAPES:
-        if not any(word in lowered for word in words_):
+    for detector, literals, context, pattern, classes, entropy in _CONTEXT_SHAPES:
+        if not any(word in lowered for word in literals):
             continue
-        lines = doc.lines
+        if len(lowered) == len(doc.text):
+            mentions = _rx(context).finditer(lowered)
+        else:
+            mentions = rules.compiled(context, re.IGNORECASE | re.MULTILINE).finditer(doc.text)
         near: set[int] = set()
-        for index, line in enumerate(lines):
-            if any(word in line.lower() for word in words_):
-                near.update(range(max(0, index - 3), min(len(lines), index + 4)))
+        for mention in mentions:
+            index = doc.line_of(mention.start()) - 1
+            near.update(range(max(0, index - 3), min(len(doc.lines), index + 4)))
         for index in sorted(near):
-            for match in _rx(pattern).finditer(lines[index][:4096]):
+            for match in _rx(pattern).finditer(doc.lines[index][:4096]):
                 value = match.group(0)
                 if (
                     rules.char_classes(value) >= classes
