@@ -22,10 +22,13 @@ from continuity.secret_rules import words
 
 ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 SCAN_ERROR = "scan-error"
-# Fingerprints of values that vendors publish in their documentation (the jwt.io sample token,
-# Stripe's and GitHub's documented example keys): examples, not leaks. Kept as fingerprints so that
-# this file holds no token-shaped text. AWS's documentation keys are caught by their EXAMPLE suffix.
-KNOWN_EXAMPLES = frozenset({"7f75367e7881", "2cafc0970149", "f2d6ca165150", "3543c50b0cb9", "bc3ae723f57c"})
+# Fingerprints of values that vendors and standards publish in their documentation (the jwt.io
+# sample token, Stripe's and GitHub's documented example keys, RFC 6749's client credentials):
+# examples, not leaks. Kept as fingerprints so that this file holds no token-shaped text. AWS's
+# documentation keys are caught by their EXAMPLE suffix.
+KNOWN_EXAMPLES = frozenset(
+    {"7f75367e7881", "2cafc0970149", "f2d6ca165150", "3543c50b0cb9", "bc3ae723f57c", "ca7459e2b267"}
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -293,7 +296,9 @@ def _credential_ok(password: str) -> bool:
         return False
     if rules.is_placeholder(password) or set(password) <= {"*", "x", "X", ".", "-", "_"}:
         return False
-    return not (password.isdigit() and len(password) <= 5)
+    if password.isdigit() and len(password) <= 5:
+        return False  # a port, or a uid:gid pair
+    return len(password) >= 6 or rules.char_classes(password) >= 3
 
 
 def _curl_credentials(doc: _Doc) -> list[Candidate]:
@@ -338,7 +343,7 @@ _SECRET_WORDS = _PASSWORD_WORDS | words(
 _KEY_QUALIFIER_NOT = words(
     "primary foreign sort partition public pub idempotency cache map dict lookup unique composite row object s3 "
     "registry translation i18n react hot short sign group host hash the a ssh gpg pgp deploy license routing "
-    "shard index field column json yaml"
+    "shard index field column json yaml self this cls my new old item entry next prev last first sorting"
 )
 _TRAILING_OK = words(
     "prod production dev development staging stage test live local qa uat old new primary secondary backup value "
@@ -349,8 +354,9 @@ _BOOLEAN_LEADS = words("is has use no require show enable disable allow min max"
 
 
 @lru_cache(maxsize=512)
-def _secret_name(name: str) -> tuple[bool, bool]:
-    """(is the name secret-like, is it a password): decided by the last secret word of the name."""
+def _secret_name(name: str) -> str:
+    """ "password", "key" or "secret" for a secret-like name ("" otherwise), decided by the last
+    secret word of the name: passwords are chosen by people, keys and secrets generated."""
     words = [w.lower() for w in _rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+").findall(name)]
     for index in range(len(words) - 1, -1, -1):
         word = words[index]
@@ -360,17 +366,19 @@ def _secret_name(name: str) -> tuple[bool, bool]:
             secretish = index > 0 and words[index - 1] not in _KEY_QUALIFIER_NOT
         if not secretish:
             if word not in _TRAILING_OK:
-                return False, False
+                return ""
             continue
         if words[0] in _BOOLEAN_LEADS or any(w in ("public", "pub", "publishable") for w in words):
-            return False, False
-        return True, word in _PASSWORD_WORDS or joined in _PASSWORD_WORDS
-    return False, False
+            return ""
+        if word in _PASSWORD_WORDS or joined in _PASSWORD_WORDS:
+            return "password"
+        return "key" if word == "key" else "secret"
+    return ""
 
 
 _TAIL = (
-    r"[\"'\]*_]{0,4}[ \t]{0,8}(?P<op>:=|=>|==|!=|=|:(?!:))[ \t*_]{0,8}"
-    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{0,512})(?P=q)|(?P<uv>[^\s\"'`,;]{1,512}))"
+    r"[\"'\]*_]{0,4}[ \t]{0,8}(?P<op>:=|=>|==|!=|=|:(?!:)|(?<=[ \t])\|(?=[ \t]))[ \t*_]{0,8}"
+    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{0,512})(?P=q)|(?P<uv>[^\s\"'`,;|]{1,512}))"
 )
 _FLAG_TAIL = r"[ \t]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\1|([^\s\"'`,;|&]{1,512}))"
 
@@ -394,12 +402,24 @@ def _assignments(doc: _Doc) -> list[Candidate]:
         if assigned is None:
             continue
         value, quoted, resume = assigned
-        secret, password = _secret_name(name)
+        if name.lower() in _SECRET_WORDS or name.lower() == "key":
+            begin, name = _with_word_before(text, begin, name)  # "API key: …", "Stripe token = …"
+        kind = _secret_name(name)
         if sealed and value.startswith("Ag") and len(value) > 100:
             continue  # a SealedSecret's ciphertext is meant to be committed
-        if secret and _assigned_value_ok(value, quoted, password):
+        if kind and _assigned_value_ok(value, quoted, kind):
             out.append((begin, "secret-assignment", value))
     return out
+
+
+def _with_word_before(text: str, begin: int, name: str) -> tuple[int, str]:
+    """Extend a one-word name by the word before it on the same line, when there is one."""
+    if begin < 2 or text[begin - 1] not in " \t":
+        return begin, name
+    start = begin - 1
+    while start > 0 and begin - start < 32 and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    return (start, text[start:begin] + name) if start < begin - 1 else (begin, name)
 
 
 _ANNOTATED_TAIL = (
@@ -430,8 +450,9 @@ def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | 
 _SCHEMA_WORDS = words("string text password hidden required optional secret number integer boolean object array")
 
 
-def _assigned_value_ok(value: str, quoted: bool, password: bool) -> bool:
+def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     """Is the value assigned to a secret-named key a literal secret (not a reference or a filler)?"""
+    password = kind == "password"
     value = value.strip()
     if not quoted:
         value = value.rstrip(".)]}")
@@ -447,13 +468,22 @@ def _assigned_value_ok(value: str, quoted: bool, password: bool) -> bool:
         return False  # a number, a date, a version
     if rules.word_like(value):
         # A bare word is an identifier; a quoted one can be a (weak) password.
-        return quoted and password and len(value) >= 8 and value.lower() not in _SCHEMA_WORDS
+        return (
+            quoted
+            and password
+            and len(value) >= 8
+            and value.isalpha()
+            and value.islower()
+            and value not in _SCHEMA_WORDS
+        )
     if not quoted and _rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value):
         return False  # attribute access in code: settings.DB_PASSWORD
     if _path_like(value) or _rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
         return False  # a path or an e-mail address
     if password:
         return rules.char_classes(value) >= 2 or rules.looks_random(value, 12)
+    if kind == "key":
+        return rules.token_like(value)
     return (rules.char_classes(value) >= 3 and len(value) >= 8) or rules.token_like(value)
 
 
@@ -468,8 +498,8 @@ def _path_like(value: str) -> bool:
 # "The password is …", "pw for staging: …", "the API token is …": secrets written in sentences.
 _SENTENCE = (
     r"(?i:(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
-    r"([ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?)?"
-    r"[ \t]{0,4}([ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|[ \t](?:set|changed|reset)[ \t]to|=|:|->|→|—)"
+    r"([ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?|[ \t]{0,4}\([^)\n]{1,40}\))?"
+    r"[ \t]{0,4}([ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|[ \t](?:set|changed|reset)[ \t]to|=|:|->|→|—|–|[ \t]-)"
     r"[ \t]{1,4}(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4}|simply[ \t]{1,4})?)"
     r"([\"'`“‘]?)([^\s\"'`”’]{4,256})"
 )
