@@ -174,6 +174,62 @@ def test_structural_detectors(text: str, detector: str) -> None:
     assert detector in {f.detector for f in scan_text(text)}
 
 
+PW = "Vq7#mL2x" + "!Rt9"  # split so that no line of this file reads as an assignment
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("API key: " + "a8F3kd92LsQ0pW7zX1cV5bN4", "secret-assignment"),
+        ("| DB password | " + PW + " |", "secret-assignment"),
+        ('PASSWORD: str = "' + PW + '"', "secret-assignment"),
+        ("mysql --password " + PW, "secret-assignment"),
+        ("Prod DB password - " + PW, "password-sentence"),
+        (PW + " is the password for the lab router", "password-sentence"),
+        ("use " + PW + " as the admin password", "password-sentence"),
+        ("log in with password " + PW, "password-sentence"),
+        ("I changed the root password to " + PW + " yesterday", "password-sentence"),
+        ("Das Passwort ist " + PW, "password-sentence"),
+        ("数据库密码是" + PW, "password-sentence"),
+        ("Login: admin / " + PW, "credential-pair"),
+        ("machine api.example.com login me password " + PW, "netrc-password"),
+        ("sshpass -p '" + PW + "' ssh host", "cli-password"),
+        ("The deploy token is " + "a8F3kd92LsQ0pW7zX1cV5bN4", "secret-sentence"),
+        ("twilio sid and token: " + "3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6", "twilio-auth-token"),
+        ('{"kty": "EC", "d": "' + "q" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0Lz_-Xc4Vb" + '"}', "jwk-private-key"),
+    ],
+)
+def test_prose_and_context_detectors(text: str, detector: str) -> None:
+    assert detector in {f.detector for f in scan_text(text)}
+
+
+@pytest.mark.parametrize("label", ["RSA ", "EC ", "DSA ", "OPENSSH ", "", "ENCRYPTED ", "PGP "])
+def test_every_private_key_header_with_a_body(label: str) -> None:
+    r = random.Random(label)
+    kind = f"{label}PRIVATE KEY" + (" BLOCK" if label == "PGP " else "")
+    block = f"-----BEGIN {kind}-----\n{corpus.pem_body(r, 2)}\n-----END {kind}-----"
+    assert [f.detector for f in scan_text(block)] == ["private-key"]
+    # The same header with no body, as prose mentions it, is not a key.
+    assert scan_text(f"Never paste a -----BEGIN {kind}----- block into a note.") == []
+    # Escaped inside a JSON string, as in a service-account file.
+    escaped = block.replace("\n", "\\n")
+    assert "private-key" in {f.detector for f in scan_text(f'{{"private_key": "{escaped}"}}')}
+
+
+def test_documented_example_values_are_not_findings() -> None:
+    for sample in corpus.negatives():
+        if sample.kind == "example-key":
+            assert scan_text(sample.text) == [], sample.text
+
+
+def test_detector_ids_are_lowercase_kebab_case() -> None:
+    import re
+
+    ids = {f.detector for s in POSITIVES for f in scan_text(s.text)}
+    assert len(ids) >= 40
+    assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", d) for d in ids), ids
+
+
 def test_scanning_prose_does_not_import_detect_secrets() -> None:
     code = (
         "import sys\nimport continuity.secrets as s\n"
@@ -286,9 +342,7 @@ FRAGMENTS = st.sampled_from(
 )
 TEXTS = st.one_of(
     st.text(max_size=400),
-    st.lists(st.one_of(FRAGMENTS, st.text(alphabet=corpus.B64 + "_-", max_size=60)), max_size=40).map(
-        "".join
-    ),
+    st.lists(st.one_of(FRAGMENTS, st.text(alphabet=corpus.B64 + "_-", max_size=60)), max_size=40).map("".join),
 )
 
 
