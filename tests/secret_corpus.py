@@ -992,6 +992,23 @@ VARIANT_SPECS: list[tuple[str, str, VariantBuilder]] = [
         ),
     ),
     (
+        "docker-config-auth",
+        "registry",
+        _v(
+            lambda r: base64.b64encode(f"bot:{password(r)}".encode()).decode(),
+            '{"auths": {"ghcr.io": {"auth": "{s}"}}}',
+        ),
+    ),
+    (
+        "azure-sas-url",
+        "cloud",
+        _v(
+            lambda r: rs(r, ALNUM, 20) + "%2B" + rs(r, ALNUM, 20) + "%3D",
+            "https://acct.blob.core.windows.net/c/f.csv?sv=2022-11-02&ss=b&srt=o&sp=r&sig={s}",
+        ),
+    ),
+    ("google-refresh-token", "cloud", _v(_gen("1//0", URLSAFE, 60), "refresh_token: {s}")),
+    (
         "supabase-service-role-jwt",
         "token",
         _v(

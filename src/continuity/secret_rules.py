@@ -243,6 +243,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = tuple(
         ("google-api-key", "AIza", r"AIza[0-9A-Za-z_\-]{35}", "4:30", "LR"),
         ("google-oauth-client-secret", "GOCSPX-", r"GOCSPX-[A-Za-z0-9_\-]{24,40}", "7", ""),
         ("google-oauth-token", "ya29.", r"ya29\.[0-9A-Za-z_\-]{30,}", "5:24", ""),
+        ("google-oauth-token", "1//0", r"1//0[0-9A-Za-z_\-]{40,}", "4:30", "L"),
         ("huggingface-token", "hf_", r"hf_[A-Za-z0-9]{30,40}", "3:30", "L"),
         ("huggingface-token", "api_org_", r"api_org_[A-Za-z0-9]{30,40}", "8:30", ""),
         ("npm-token", "npm_", r"npm_[A-Za-z0-9]{36}", "crc", "L"),
@@ -271,6 +272,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = tuple(
         ("azure-ad-client-secret", "Q~", r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}", "5:24", "L"),
         ("telegram-bot-token", ":AA", r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}", "tail", "R"),
         ("mailchimp-key", "-us", r"[0-9a-f]{32}-us[0-9]{1,2}", "", "LR"),
+        ("azure-sas-token", "sig=", r"sig=[A-Za-z0-9%+/]{40,120}={0,2}", "4:30", "L"),
         ("azure-storage-key", "AccountKey=", r"AccountKey=[A-Za-z0-9+/]{80,90}={0,2}", "", ""),
         (
             "slack-token",

@@ -697,6 +697,19 @@ def _context_shapes(doc: _Doc) -> list[Candidate]:
     return out
 
 
+def _docker_auths(doc: _Doc) -> list[Candidate]:
+    """`"auth": "<base64 of user:password>"` in a Docker or Podman config.json."""
+    text = doc.text
+    if '"auth"' not in text:
+        return []
+    out: list[Candidate] = []
+    for match in _rx(r"\"auth\"[ \t]{0,4}:[ \t]{0,4}\"([A-Za-z0-9+/]{8,1024}={0,2})\"").finditer(text):
+        user, colon, password = (rules.b64_text(match.group(1)) or "").partition(":")
+        if colon and user and password and _credential_ok(password):
+            out.append((match.start(), "docker-auth", match.group(1)))
+    return out
+
+
 def _jwk_private_keys(doc: _Doc) -> list[Candidate]:
     """A JSON Web Key with its private exponent `d` (a JWKS of public keys has none)."""
     text = doc.text
@@ -758,6 +771,7 @@ _FINDERS = (
     _prose_forms,
     _context_shapes,
     _jwk_private_keys,
+    _docker_auths,
     _kubernetes_secrets,
     _detect_secrets_candidates,
 )
