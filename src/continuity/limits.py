@@ -78,6 +78,17 @@ RECALL_MAIN_ALLOWANCE_BYTES = 12 * KIB
 RECALL_SUBAGENT_ALLOWANCE_BYTES = 8 * KIB
 RECALL_DEFAULT_LIMIT = 3
 RECALL_NOTE_CAP_BYTES = 64 * KIB
+# A search names at most this many terms, in at most this many characters (typed by a person or agent).
+RECALL_MAX_TERMS = 32
+RECALL_MAX_QUERY_CHARS = 1000
+# Folder levels searched below 30-memory/ and 50-devices/<device>/notes/ (the folder itself is level 1).
+RECALL_MAX_FOLDER_DEPTH = 8
+# How long a recall waits for another one that is refreshing the same index.
+RECALL_INDEX_BUSY_TIMEOUT_SECONDS = 30.0
+# A note that changes while it is being served sends the search round again at most this many times.
+RECALL_MAX_ATTEMPTS = 3
+# BM25 weight of each indexed field: id, aliases, tags, title, body, parts of mixed-case identifiers.
+RECALL_BM25_WEIGHTS = (5.0, 4.0, 3.0, 3.0, 1.0, 1.0)
 
 # Journal search.
 LOG_DEFAULT_LIMIT = 20

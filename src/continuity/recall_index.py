@@ -1,0 +1,322 @@
+"""The warm-recall index: a per-machine SQLite FTS5 cache of what `recall_notes` finds in the vault.
+
+Where: `$XDG_CACHE_HOME/continuity/recall/<sha256(vault path)[:16]>.sqlite` (else `~/.cache/…`), in a
+0700 folder, mode 0600: it holds the text of approved notes, so it is as private as the vault. It is
+never inside the vault, because sync engines corrupt live databases.
+
+Refresh. Every search first lists the warm folders (one `lstat` per entry) and compares each file's
+stat key (size, mtime_ns, ctime_ns) with its row. A file whose key changed is read again, and its
+SHA-256 decides whether it really changed (a touched file only gets its new key); a file that is gone
+(deleted, renamed, or another device's note left by an earlier connection) loses its row; a new one
+is classified and indexed. So the index always mirrors exactly what this device may see, its BM25
+statistics equal those of a fresh build, and deleting the file changes no result, only the time to
+the first one. The bytes of every note that is served are hashed once more against its row, so even a
+change that kept size and times is caught before it is shown.
+
+The schema version lives in `PRAGMA user_version`; a stamp in the `meta` table covers the vault path,
+the code that classifies and tokenizes (the recall modules, notes, secrets, limits) and the Unicode
+and SQLite versions. A missing, unreadable, corrupt, older or differently stamped file is rebuilt;
+when the cache folder cannot be used at all, the index lives in memory for one search, so recall
+still works everywhere, only slower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import unicodedata
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from continuity import limits
+from continuity.recall_notes import Row, StatKey, digest_of, read_row, scan
+
+SCHEMA_VERSION = 1
+FIELDS = ("id", "aliases", "tags", "title", "body", "parts")
+_STAMP_MODULES = (
+    "recall_index.py",
+    "recall_notes.py",
+    "recall_text.py",
+    "notes.py",
+    "secrets.py",
+    "secret_rules.py",
+    "limits.py",
+)
+_COLUMNS = (
+    "path, size, mtime_ns, ctime_ns, sha256, state, note_id, created, verified, revalidate_by, scope, "
+    "project, device, body, findings"
+)
+_SCHEMA = (
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE notes(rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,"
+    " mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, sha256 TEXT, state TEXT NOT NULL,"
+    " note_id TEXT, created TEXT NOT NULL, verified TEXT, revalidate_by TEXT, scope TEXT, project TEXT,"
+    " device TEXT, body TEXT, findings TEXT)",
+    # Tokens arrive normalized and space-separated (recall_text); unicode61 only splits them.
+    "CREATE VIRTUAL TABLE fts USING fts5(id, aliases, tags, title, body, parts,"
+    " tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co'\")",
+)
+# Statements are assembled from the constants above only; every value is a bound parameter.
+_INSERT_NOTE = "INSERT INTO notes(" + _COLUMNS + ") VALUES (" + ", ".join("?" * 15) + ")"  # noqa: S608
+_INSERT_FTS = "INSERT INTO fts(rowid, id, aliases, tags, title, body, parts) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_WEIGHTS = ", ".join(repr(float(w)) for w in limits.RECALL_BM25_WEIGHTS)
+# The weights are floats from limits; the terms, project and device are bound parameters.
+_SEARCH = (
+    "SELECT n.path, n.state, n.note_id, n.created, n.verified, n.revalidate_by, n.body, n.findings,"  # noqa: S608
+    " n.sha256, bm25(fts, " + _WEIGHTS + ") AS rank"
+    " FROM fts JOIN notes AS n ON n.rowid = fts.rowid"
+    " WHERE fts MATCH ? AND n.state IN ('ok', 'secret')"
+    " AND (n.scope IS NULL OR n.scope NOT IN ('project', 'device')"
+    " OR (n.scope = 'project' AND n.project = ?) OR (n.scope = 'device' AND n.device = ?))"
+    " ORDER BY rank, n.created DESC, n.path"
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    state: str  # "ok" or "secret"
+    note_id: str
+    created: str
+    verified: str | None
+    revalidate_by: str | None
+    body: str | None
+    findings: tuple[tuple[int, str], ...]
+    sha256: str | None
+    score: float  # higher is better (minus FTS5's bm25)
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    read: int  # files read and classified
+    touched: int  # files whose stat key changed but whose bytes did not
+    removed: int
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "continuity" / "recall"
+
+
+def vault_key(root: Path) -> str:
+    return str(root.resolve())
+
+
+def index_file(root: Path) -> Path:
+    return cache_dir() / (hashlib.sha256(vault_key(root).encode("utf-8")).hexdigest()[:16] + ".sqlite")
+
+
+def stamp(root: Path) -> str:
+    """What a stored index must have been built with; any difference means a rebuild."""
+    h = hashlib.sha256(f"{SCHEMA_VERSION}\0{vault_key(root)}\0".encode())
+    h.update(f"{unicodedata.unidata_version}\0{sqlite3.sqlite_version}\0".encode())
+    package = Path(__file__).resolve().parent
+    for name in _STAMP_MODULES:
+        try:
+            h.update(name.encode() + b"\0" + (package / name).read_bytes())
+        except OSError:
+            h.update(name.encode() + b"\0missing")
+    return h.hexdigest()
+
+
+class Index:
+    """An open index of one vault for one device. Use `open_index`; close it when done."""
+
+    def __init__(self, db: sqlite3.Connection, root: Path, device: str, file: Path | None) -> None:
+        self.db = db
+        self.root = root
+        self.device = device
+        self.file = file  # None: in memory
+        self.rebuilt = False
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _rows(self) -> dict[str, tuple[int, StatKey, str | None]]:
+        cursor = self.db.execute("SELECT path, rowid, size, mtime_ns, ctime_ns, sha256 FROM notes")
+        return {path: (rowid, StatKey(size, mt, ct), sha) for path, rowid, size, mt, ct, sha in cursor}
+
+    def refresh(self) -> Refreshed:
+        """Bring the index in line with the vault: read what changed, drop what is gone."""
+        seen = scan(self.root, self.device)
+        rows = self._rows()
+        if rows.keys() == seen.keys() and all(rows[path][1] == key for path, key in seen.items()):
+            return Refreshed(0, 0, 0)
+        with self._writing():
+            rows = self._rows()  # another process may have refreshed while we waited for the lock
+            gone = [rows[path][0] for path in rows if path not in seen]
+            for rowid in gone:
+                self._delete(rowid)
+            read = touched = 0
+            for rel, key in seen.items():
+                old = rows.get(rel)
+                if old is not None and old[1] == key:
+                    continue
+                row = read_row(self.root, rel, key)
+                if old is not None and row.sha256 is not None and row.sha256 == old[2]:
+                    self.db.execute(
+                        "UPDATE notes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE rowid = ?",
+                        (key.size, key.mtime_ns, key.ctime_ns, old[0]),
+                    )
+                    touched += 1
+                    continue
+                if old is not None:
+                    self._delete(old[0])
+                self._insert(row)
+                read += 1
+        return Refreshed(read, touched, len(gone))
+
+    def reindex(self, rel: str) -> None:
+        """Read one file again whatever its stat key says (its bytes no longer match its row)."""
+        with self._writing():
+            found = self.db.execute("SELECT rowid FROM notes WHERE path = ?", (rel,)).fetchone()
+            if found is not None:
+                self._delete(found[0])
+            key = scan(self.root, self.device).get(rel)
+            if key is not None:
+                self._insert(read_row(self.root, rel, key))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _delete(self, rowid: int) -> None:
+        self.db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        self.db.execute("DELETE FROM notes WHERE rowid = ?", (rowid,))
+
+    def _insert(self, row: Row) -> None:
+        key = row.key
+        cursor = self.db.execute(
+            _INSERT_NOTE,
+            (
+                row.path,
+                key.size,
+                key.mtime_ns,
+                key.ctime_ns,
+                row.sha256,
+                row.state,
+                row.note_id,
+                row.created,
+                row.verified,
+                row.revalidate_by,
+                row.scope,
+                row.project,
+                row.device,
+                row.body,
+                row.findings,
+            ),
+        )
+        if row.fields is not None:
+            self.db.execute(_INSERT_FTS, (cursor.lastrowid, *row.fields))
+
+    def search(self, expression: str, project: str, device: str) -> Generator[Hit, None, None]:
+        """Searchable notes matching `expression`: best first, newest first on equal scores, then by path.
+
+        A `scope: project` note of another project and a `scope: device` note of another device are
+        left out here, before anything is ranked or shown.
+        """
+        cursor = self.db.execute(_SEARCH, (expression, project, device))
+        try:
+            for path, state, note_id, created, verified, due, body, findings, sha, rank in cursor:
+                listed = tuple((int(line), str(det)) for line, det in json.loads(findings)) if findings else ()
+                yield Hit(path, state, note_id, created, verified, due, body, listed, sha, -float(rank))
+        finally:
+            cursor.close()
+
+    def confirm(self, hit: Hit) -> bool:
+        """True when the file still holds the bytes its row was built from (a hash, no parsing)."""
+        return hit.sha256 is not None and digest_of(self.root, hit.path) == hit.sha256
+
+
+def _create(db: sqlite3.Connection, root: Path) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in _SCHEMA:
+            db.execute(statement)
+        db.execute("INSERT INTO meta(key, value) VALUES ('stamp', ?)", (stamp(root),))
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _current(db: sqlite3.Connection, root: Path) -> bool:
+    if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        return False
+    found = db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
+    return found is not None and found[0] == stamp(root)
+
+
+def _remove(file: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{file}{suffix}")
+
+
+def _connect(file: Path) -> sqlite3.Connection:
+    file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # Create the file ourselves so it is private from its first byte (SQLite would make it 0644).
+    os.close(os.open(file, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
+    db = sqlite3.connect(str(file), timeout=limits.RECALL_INDEX_BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    db.execute("PRAGMA journal_mode = DELETE")
+    return db
+
+
+def _open_file(file: Path, root: Path) -> tuple[sqlite3.Connection, bool]:
+    """(connection, rebuilt): the stored index, or a fresh one when it is missing, corrupt or old."""
+    existed = file.exists()
+    db = _connect(file)
+    try:
+        if existed and _current(db, root):
+            return db, False
+    except sqlite3.DatabaseError:
+        pass
+    db.close()
+    _remove(file)
+    db = _connect(file)
+    _create(db, root)
+    return db, existed
+
+
+def open_index(root: Path, device: str, *, use_file: bool = True) -> Index:
+    """The index of `root` for `device`: the cache file (rebuilt when needed), else one in memory."""
+    if use_file:
+        file = index_file(root)
+        for _attempt in range(2):
+            try:
+                db, rebuilt = _open_file(file, root)
+            except (OSError, sqlite3.Error):
+                with contextlib.suppress(OSError):
+                    _remove(file)
+                continue
+            index = Index(db, root, device, file)
+            index.rebuilt = rebuilt
+            return index
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    _create(db, root)
+    return Index(db, root, device, None)
+
+
+def discard(index: Index) -> Index:
+    """Throw a damaged index away and open a fresh one in its place (or in memory)."""
+    with contextlib.suppress(sqlite3.Error):
+        index.close()
+    if index.file is not None:
+        with contextlib.suppress(OSError):
+            _remove(index.file)
+    fresh = open_index(index.root, index.device, use_file=index.file is not None)
+    fresh.rebuilt = True
+    return fresh

@@ -1,0 +1,191 @@
+"""Which files warm recall may see, and what it keeps of each.
+
+Recall reads `*.md` files under `30-memory/` and under this device's `50-devices/<device>/notes/`, down
+to `RECALL_MAX_FOLDER_DEPTH` levels, and nothing else: no other device's folder is listed, hidden names
+(temporary files) are skipped, and a link (to a file or to a folder, anywhere on the way) is never
+followed. Each file's size is checked before it is read, and at most the recall cap plus one byte is.
+
+A file becomes one `Row` with a state:
+- `ok`: `status: approved`, no `superseded_by`, a valid id, and nothing the secret gate objects to:
+  searchable by id, aliases, tags, title and body, and servable;
+- `secret`: approved, but the secret gate found something. Its body is neither stored nor indexed (no
+  copy of a secret lands in the cache); its id, and its aliases, tags and title when no finding is in
+  the frontmatter, stay searchable so that recall can name it (path, lines, detectors) when it ranks;
+- `ineligible` (a candidate, superseded, archived or any other status), `invalid` (frontmatter or
+  id), `too_large`, `link`, `unreadable`: never searchable; kept only so an unchanged file is not read
+  again.
+Scope is recorded (`scope`, `project`, `device`) and applied at search time, because one machine's
+index serves every project connected to the vault.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from continuity import limits, vault
+from continuity.recall_text import identifier_parts, words
+
+
+@dataclass(frozen=True)
+class StatKey:
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+
+@dataclass(frozen=True)
+class Row:
+    """What the index keeps of one file; `fields` is None when the file is not searchable."""
+
+    path: str
+    key: StatKey
+    sha256: str | None
+    state: str
+    note_id: str | None = None
+    created: str = ""  # UTC `YYYY-MM-DDTHH:MM:SSZ`, or empty: sorts after every dated note
+    verified: str | None = None
+    revalidate_by: str | None = None
+    scope: str | None = None
+    project: str | None = None
+    device: str | None = None
+    body: str | None = None
+    findings: str | None = None  # JSON [[line, detector], …] for `secret`; never a value
+    fields: tuple[str, ...] | None = None  # id, aliases, tags, title, body, parts: tokens
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [str(item) for item in value if isinstance(item, (str, int, float)) and not isinstance(item, bool)]
+    return []
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _tokens(values: tuple[str, ...]) -> tuple[str, ...]:
+    fields = tuple(" ".join(words(value)) for value in values)
+    return (*fields, " ".join(identifier_parts(" \n ".join(values[1:]))))
+
+
+def classify(rel: str, data: bytes, key: StatKey) -> Row:
+    """Parse, gate and tokenize one file's bytes (the cold path: YAML and the secret scanner)."""
+    from continuity import notes
+    from continuity.errors import NoteError
+    from continuity.secrets import scan_text
+
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        note = notes.parse_note(data, rel)
+    except NoteError:
+        return Row(rel, key, digest, "invalid")
+    meta = note.meta
+    if meta.get("status") != "approved" or meta.get("superseded_by"):
+        return Row(rel, key, digest, "ineligible")
+    note_id = meta.get("id")
+    if not isinstance(note_id, str) or not notes.is_note_id(note_id):
+        return Row(rel, key, digest, "invalid")
+    created = notes.as_utc(meta.get("created"))
+    verified = notes.as_date(meta.get("verified"))
+    due = notes.as_date(meta.get("revalidate_by"))
+    row = Row(
+        rel,
+        key,
+        digest,
+        "ok",
+        note_id,
+        notes.format_utc(created) if created else "",
+        verified.isoformat() if verified else None,
+        due.isoformat() if due else None,
+        _text(meta.get("scope")),
+        _text(meta.get("project")),
+        _text(meta.get("device")),
+    )
+    front = (
+        " \n ".join(_strings(meta.get("aliases"))),
+        " \n ".join(_strings(meta.get("tags"))),
+        _text(meta.get("title")) or "",
+    )
+    findings = scan_text(note.text)
+    if findings:
+        clean_front = all(f.line >= note.body_start_line for f in findings)
+        kept = front if clean_front else ("", "", "")
+        listed = json.dumps([[f.line, f.detector] for f in findings])
+        return replace(row, state="secret", findings=listed, fields=_tokens((note_id, *kept, "")))
+    return replace(row, body=note.body, fields=_tokens((note_id, *front, note.body)))
+
+
+def read_row(root: Path, rel: str, key: StatKey) -> Row:
+    """Read (never through a link, size checked first) and classify one file."""
+    from continuity.errors import NoteError
+
+    if key.size > limits.RECALL_NOTE_CAP_BYTES:
+        return Row(rel, key, None, "too_large")
+    try:
+        data = vault.read_capped(root, rel, limits.RECALL_NOTE_CAP_BYTES)
+    except NoteError as exc:
+        return Row(rel, key, None, exc.reason)
+    return classify(rel, data, key)
+
+
+def digest_of(root: Path, rel: str) -> str | None:
+    """SHA-256 of a file's bytes as recall would read them, or None when it cannot be read."""
+    from continuity.errors import NoteError
+
+    try:
+        return hashlib.sha256(vault.read_capped(root, rel, limits.RECALL_NOTE_CAP_BYTES)).hexdigest()
+    except NoteError:
+        return None
+
+
+def warm_folders(device: str) -> tuple[str, ...]:
+    return (vault.MEMORY, f"{vault.device_dir(device)}/notes")
+
+
+def _real_folder(root: Path, rel_dir: str) -> bool:
+    """True when every component of `rel_dir` is a real folder (no link anywhere on the way)."""
+    current = root
+    for part in rel_dir.split("/"):
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _walk(root: Path, rel_dir: str, depth: int, out: dict[str, StatKey]) -> None:
+    try:
+        entries = list(os.scandir(root / rel_dir))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        rel = f"{rel_dir}/{entry.name}"
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            if depth < limits.RECALL_MAX_FOLDER_DEPTH:
+                _walk(root, rel, depth + 1, out)
+        elif stat.S_ISREG(info.st_mode) and entry.name.endswith(".md"):
+            out[rel] = StatKey(info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def scan(root: Path, device: str) -> dict[str, StatKey]:
+    """Every regular `*.md` file recall may serve, with its stat key (links and hidden names skipped)."""
+    found: dict[str, StatKey] = {}
+    for folder in warm_folders(device):
+        if _real_folder(root, folder):
+            _walk(root, folder, 1, found)
+    return found
