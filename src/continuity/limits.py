@@ -95,6 +95,12 @@ LOG_DEFAULT_LIMIT = 20
 LOG_DEFAULT_WINDOW_LINES = 50_000
 LOG_MAX_WINDOW_LINES = 1_000_000
 LOG_WINDOW_GROWTH_FACTOR = 4
+# A journal line is a few hundred bytes; a longer one is skipped as malformed without being kept whole.
+LOG_MAX_LINE_BYTES = 64 * KIB
+# Bytes read from the end of one journal in one search, whatever its lines look like.
+LOG_MAX_READ_BYTES = 1024 * MIB
+# Journals are read backwards in blocks of this size.
+LOG_READ_BLOCK_BYTES = 256 * KIB
 
 # Delivery outbox.
 OUTBOX_LIFETIME_SECONDS = 7 * 24 * 3600
