@@ -124,6 +124,9 @@ def _register() -> None:
     from continuity.cli import doctor
 
     doctor.register(app)
+    from continuity.cli import recall
+
+    recall.register(app)
 
 
 _register()

@@ -1,0 +1,123 @@
+"""`lifecycle recall` (warm notes for the task at hand) and `lifecycle log` (the write history)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from continuity import limits
+from continuity.cli.output import emit, emit_json
+
+if TYPE_CHECKING:
+    from continuity.journal_search import LogEntry, LogSearch
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+
+
+class Audience(str, Enum):
+    main = "main"
+    subagent = "subagent"
+
+
+def _vault() -> tuple[Path, str, str]:
+    from continuity import connection
+
+    conn = connection.discover(Path.cwd())
+    return connection.require_vault(conn), conn.device, conn.project
+
+
+def recall(
+    terms: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="TERMS...",
+            help="Words to look for; put a phrase in double quotes inside the argument: '\"write path\"'.",
+            show_default=False,
+        ),
+    ],
+    audience: Annotated[
+        Audience, typer.Option("--for", help="Whose allowance: main (12 KiB) or subagent (8 KiB).")
+    ] = Audience.main,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="At most this many whole notes.")
+    ] = limits.RECALL_DEFAULT_LIMIT,
+    as_json: JsonOption = False,
+) -> None:
+    """Print the approved notes that best match TERMS, whole, inside the warm allowance."""
+    from continuity import recall as core
+
+    root, device, project = _vault()
+    found = core.recall(root, device, project, terms, audience=audience.value, limit=limit)
+    if as_json:
+        emit_json(found.to_json())
+    else:
+        emit(found.text)
+
+
+def _clean(value: str) -> str:
+    """Journal text comes from other computers: no control characters or tag shapes reach the screen."""
+    from continuity.escape import escape_text
+
+    return " ".join(escape_text(value).split()) or "-"
+
+
+def _line(entry: LogEntry) -> str:
+    parts = [_clean(entry.ts), _clean(entry.device), _clean(entry.op), _clean(entry.id or "-"), _clean(entry.path)]
+    if entry.sha256:
+        parts.append("sha256:" + _clean(entry.sha256)[:12])
+    return "  ".join(parts)
+
+
+def _summary(found: LogSearch) -> str:
+    count = len(found.results)
+    noun = "entry" if count == 1 else "entries"
+    journals = "journal" if found.journals == 1 else "journals"
+    text = f"{count} {noun}, newest first, from the last {found.used_window_lines} lines of {found.journals} {journals}"
+    if found.truncated:
+        text += "; more may match (raise --limit or --window)"
+    if found.malformed:
+        text += f"; {found.malformed} malformed {'line' if found.malformed == 1 else 'lines'} skipped"
+    return text
+
+
+def log(
+    query: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[QUERY]",
+            help="A literal substring of a field value, or /REGEX/. Without it: the newest entries.",
+            show_default=False,
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many entries.")] = limits.LOG_DEFAULT_LIMIT,
+    window: Annotated[
+        int,
+        typer.Option(
+            "--window",
+            min=1,
+            max=limits.LOG_MAX_WINDOW_LINES,
+            help="Lines read from the end of each journal first (grows fourfold while too few match).",
+        ),
+    ] = limits.LOG_DEFAULT_WINDOW_LINES,
+    as_json: JsonOption = False,
+) -> None:
+    """Search every device's write journal, newest entries first."""
+    from continuity import journal_search
+
+    journal_search.compile_query(query)  # a bad expression is a usage error, before anything is read
+    root, _device, _project = _vault()
+    found = journal_search.search(root, query, limit=limit, window=window)
+    if as_json:
+        emit_json(found.to_json())
+        return
+    for entry in found.results:
+        emit(_line(entry))
+    emit(_summary(found))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(recall)
+    app.command()(log)
