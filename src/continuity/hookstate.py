@@ -1,19 +1,265 @@
-"""Hook events other than the session starts, and what the starts add after rendering.
+"""Hook events other than the brief itself: compaction recovery, the Stop nudge, and delivery receipts.
 
-SessionStart and SubagentStart are answered with the brief; every other event this script may be
-registered for is answered with nothing, which every harness reads as success.
+The startup script is registered for more than the session starts, and every event ends here:
+
+- PreCompact cannot add context, so it only records a pending flag. The next SessionStart with
+  `source=compact` appends a short recovery note to the brief (background, not a new task) and
+  clears the flag, so the note appears once.
+- PostToolUse counts the turn's tool events and mutations (see `tool_events`) and notices a
+  `lifecycle handoff new` or `lifecycle note new`.
+- Stop asks once per turn, after four mutations or ten tool events, whether a handoff or candidate
+  is worth writing: `{"decision": "block", "reason": …}` and no other key. Never while
+  `stop_hook_active` is true, never when the turn already wrote one, never in an unconnected checkout.
+  A Stop that does not ask ends the turn; Codex's `turn_id` and Claude Code's UserPromptSubmit
+  also start a new one (Claude Code sends no turn id).
+- After each SessionStart or SubagentStart, a receipt records what was delivered (`receipts`).
+
+State lives in `$XDG_STATE_HOME/continuity/hooks/<sha256 of the session id>.json`: counts, booleans
+and a 32-bit fingerprint of the turn id, nothing else (no prompt, message, path, tool input or
+content), written atomically, mode 0600. A missing, corrupt or unreadable file is a fresh state:
+the hook fails open. Concurrent tool events may lose a count, which only moves a heuristic. Hooks
+never write the vault. Standard library only: this runs inside every hook call.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+from continuity import limits, render
 from continuity.render import Brief
+
+STATE_VERSION = 1
+RECOVERY_NOTE = (
+    "Background after compaction: the conversation above was summarized, so details of the work so far "
+    "may be missing from it. Carry on with the task you were doing; this note is not a new task. If it "
+    "helps, re-read the current handoff (`lifecycle handoff current`). If the work so far settled "
+    "something a later session would otherwise have to rediscover, it can be recorded with `lifecycle "
+    "handoff new` or proposed as a candidate with `lifecycle note new`; recording nothing is fine."
+)
+STOP_REASON = (
+    "Before you finish: this turn changed files or ran many tools. Decide whether a later session would "
+    "otherwise have to rediscover anything from it. If so, write a handoff: `lifecycle handoff new --title "
+    '"..." --from -` with the sections `## Goal and status`, `## Completed work` (with evidence: files, '
+    "commits, tests), `## Risks and decisions` and `## Next actions` (one to three). If the turn taught a "
+    "durable, reusable fact, decision or lesson, propose it as a candidate: `lifecycle note new --type "
+    'fact|decision|lesson --title "..." --from -` (a person approves it later). Writing nothing is a '
+    "valid answer: if nothing qualifies, finish without writing and without mentioning this check."
+)
+
+
+@dataclass
+class HookState:
+    turn: int = 0  # 32-bit fingerprint of the current turn id (0: unknown)
+    tool_events: int = 0
+    mutations: int = 0
+    wrote_memory: bool = False
+    nudged: bool = False
+    compact_pending: bool = False
+
+    def new_turn(self, turn: int = 0) -> HookState:
+        return HookState(turn=turn, compact_pending=self.compact_pending)
+
+
+def state_dir() -> Path:
+    from continuity.receipts import state_home
+
+    return state_home() / "hooks"
+
+
+def state_path(session_id: str) -> Path:
+    name = hashlib.sha256(session_id.encode("utf-8", errors="surrogateescape")).hexdigest()
+    return state_dir() / f"{name}.json"
+
+
+def _session_path(payload: dict[str, object]) -> Path | None:
+    session = payload.get("session_id")
+    return state_path(session) if isinstance(session, str) and session else None
+
+
+def load(path: Path) -> HookState:
+    """The stored state, or a fresh one for anything missing, corrupt, oversized or of another shape."""
+    from continuity.receipts import read_json_capped
+
+    doc = read_json_capped(path, limits.HOOK_STATE_CAP_BYTES)
+    if not isinstance(doc, dict) or doc.get("version") != STATE_VERSION:
+        return HookState()
+    values: dict[str, int | bool] = {}
+    for field in fields(HookState):
+        value = doc.get(field.name)
+        wanted_bool = field.type in ("bool", bool)
+        valid = isinstance(value, bool) if wanted_bool else type(value) is int and 0 <= value < 2**32
+        if not valid:
+            return HookState()
+        values[field.name] = value  # type: ignore[assignment]
+    return HookState(**values)  # type: ignore[arg-type]
+
+
+def save(path: Path, state: HookState) -> None:
+    from continuity import atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic.write_text(path, json.dumps({"version": STATE_VERSION, **asdict(state)}) + "\n", 0o600)
+    except OSError:
+        pass  # state that cannot be kept only means the heuristics start over
+
+
+def turn_fingerprint(payload: dict[str, object]) -> int:
+    turn = payload.get("turn_id")
+    if not isinstance(turn, str) or not turn:
+        return 0
+    return int(hashlib.sha256(turn.encode("utf-8", errors="surrogateescape")).hexdigest()[:8], 16) or 1
+
+
+def _current_turn(state: HookState, payload: dict[str, object]) -> HookState:
+    turn = turn_fingerprint(payload)
+    if turn and turn != state.turn:
+        return state.new_turn(turn)
+    return state
+
+
+def prune(now: float | None = None) -> None:
+    """Remove state files of sessions untouched for a month (bounded, best effort)."""
+    from continuity import atomic
+
+    cutoff = (time.time() if now is None else now) - limits.HOOK_STATE_MAX_AGE_SECONDS
+    try:
+        with os.scandir(state_dir()) as entries:
+            for count, entry in enumerate(entries):
+                if count >= limits.HOOK_STATE_PRUNE_MAX_ENTRIES:
+                    break
+                ours = (len(entry.name) == 69 and entry.name.endswith(".json")) or atomic.is_tmp_name(entry.name)
+                if (
+                    ours
+                    and entry.is_file(follow_symlinks=False)
+                    and entry.stat(follow_symlinks=False).st_mtime < cutoff
+                ):
+                    os.unlink(entry.path)
+    except OSError:
+        pass
+
+
+# --- the session starts ---------------------------------------------------------------------------
+
+
+def with_recovery_note(brief: Brief) -> Brief:
+    """The brief with the recovery note before its closing line, or unchanged when it would not fit."""
+    closing = "\n</private-memory>"
+    if brief.status == "unavailable" or not brief.text.endswith(closing):
+        return brief
+    text = brief.text[: -len(closing)] + "\n\n" + RECOVERY_NOTE + closing
+    if not render.fits(text, brief.event, brief.harness):
+        return brief
+    return replace(brief, text=text)
 
 
 def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief:
-    """The brief as delivered for this start."""
-    return brief
+    """The brief as delivered for this start: the recovery note after compaction, and a receipt."""
+    source = payload.get("source") if isinstance(payload.get("source"), str) else None
+    delivered = brief
+    try:
+        path = _session_path(payload)
+        if path is not None and brief.event == render.SESSION_START:
+            if source == "compact":
+                state = load(path)
+                if state.compact_pending:
+                    save(path, replace(state, compact_pending=False))
+                    delivered = with_recovery_note(brief)
+            elif source in ("startup", None):
+                prune()
+    except Exception:
+        if os.environ.get("CONTINUITY_DEBUG") == "1":
+            raise
+    try:
+        from continuity import receipts
+        from continuity.connection import find_repo_root
+
+        cwd = payload.get("cwd")
+        checkout = find_repo_root(Path(cwd)) if isinstance(cwd, str) and cwd else None
+        receipts.record(delivered, str(source) if source else None, checkout, delivered is not brief)
+    except Exception:
+        if os.environ.get("CONTINUITY_DEBUG") == "1":
+            raise
+    return delivered
+
+
+# --- the other events ------------------------------------------------------------------------------
+
+
+def _connected(payload: dict[str, object]) -> bool:
+    """Whether a connection reaches the session's directory (the nudge talks about `lifecycle`)."""
+    from continuity import connection
+    from continuity.errors import ContinuityError
+
+    cwd = payload.get("cwd")
+    try:
+        connection.discover(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
+    except (ContinuityError, OSError):
+        return False
+    return True
+
+
+def on_post_tool_use(state: HookState, payload: dict[str, object]) -> HookState:
+    from continuity import tool_events
+
+    state = _current_turn(state, payload)
+    mutation, memory = tool_events.classify(payload.get("tool_name"), payload.get("tool_input"))
+    return replace(
+        state,
+        tool_events=min(state.tool_events + 1, 2**31),
+        mutations=min(state.mutations + int(mutation), 2**31),
+        wrote_memory=state.wrote_memory or memory,
+    )
+
+
+def should_nudge(state: HookState) -> bool:
+    busy = state.mutations >= limits.STOP_NUDGE_MUTATIONS or state.tool_events >= limits.STOP_NUDGE_TOOL_EVENTS
+    return busy and not state.nudged and not state.wrote_memory
+
+
+def _ended(state: HookState) -> HookState:
+    """After a Stop that lets the turn end: counts start over; a known turn keeps its `nudged`."""
+    if not state.turn:
+        return state.new_turn()
+    return replace(state.new_turn(state.turn), nudged=state.nudged)
+
+
+def on_stop(state: HookState, payload: dict[str, object]) -> tuple[HookState, str]:
+    """The state after a Stop and what to print ('' lets the turn end)."""
+    state = _current_turn(state, payload)
+    if payload.get("stop_hook_active") is not True and should_nudge(state) and _connected(payload):
+        block = json.dumps({"decision": "block", "reason": STOP_REASON}, ensure_ascii=True)
+        return replace(state, nudged=True), block
+    return _ended(state), ""
 
 
 def handle(payload: dict[str, object], harness: str) -> str:
-    """Stdout for a non-start event."""
-    return ""
+    """Stdout for a non-start event: a Stop block, or nothing. Never raises (fails open)."""
+    try:
+        event = payload.get("hook_event_name")
+        if event not in ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit"):
+            return ""
+        path = _session_path(payload)
+        if path is None:
+            return ""
+        state = load(path)
+        out = ""
+        if event == "PreCompact":
+            state = replace(state, compact_pending=True)
+        elif event == "PostToolUse":
+            state = on_post_tool_use(state, payload)
+        elif event == "UserPromptSubmit":
+            state = state.new_turn(turn_fingerprint(payload))
+        else:
+            state, out = on_stop(state, payload)
+        save(path, state)
+        return out
+    except Exception:
+        if os.environ.get("CONTINUITY_DEBUG") == "1":
+            raise
+        return ""
