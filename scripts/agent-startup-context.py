@@ -9,13 +9,49 @@ It runs from a checkout without installing the package: the checkout's `src/` go
 sys.path. In hook mode it always exits 0 and prints at most one JSON object. When the package's
 dependencies cannot be imported it re-runs itself once with the `python` named in the connection
 file, and failing that injects a notice that private memory was not restored and why.
+
+Pinning: Codex trusts a hook by the hash of its definition, which covers the command string but
+not this file. So the command checks this file's SHA-256 before running it, and this file checks
+the SHA-256 of every package module the hook may load (PINNED_MODULES below, written by
+`lifecycle hook pin`) before importing any of them. A mismatch injects only a notice that the
+startup code changed since it was reviewed; nothing else runs. Compiled bytecode is kept under the
+user's cache directory, not in the checkout, so a planted `__pycache__` file cannot stand in for a
+reviewed module.
 """
 
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "src"))
+SRC = os.path.join(ROOT, "src")
+sys.path.insert(0, SRC)
+
+# BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
+PINNED_MODULES = {
+    "continuity/__init__.py": "1778d1865c0b43376fe93ddcb9266a8eb16816ad4bb10647b427514a1e0e2ace",
+    "continuity/atomic.py": "c4d8d181dab5313b5a10452fe101d7184251e068b6dd734e6398c51ed14c188c",
+    "continuity/connection.py": "8b43e9a883f9aabaa4598e52d013b0998c89f0f8d2ad405cb141791f08fce19f",
+    "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
+    "continuity/escape.py": "1aa71b2b91a6e00fe4c225f5d7a848df86bcdcfee78da6bc08fd27eed965c695",
+    "continuity/handoff.py": "656043ccba0aad7754394fd16a7ed7d9b76ac7149397e469e95fe0c5b790a4c8",
+    "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
+    "continuity/hookstate.py": "899e67455891c44ef10adc96846a26d9a032bf5e4330399da1f3c70e1430c626",
+    "continuity/journal.py": "1d849efb3cb5721d8883832de6439978f327311dfed236080548d73f1490c3e0",
+    "continuity/lease.py": "366e16832c9ddaed472790eb9b24163163cdc73a752f2e2dc0a75deda904d3ef",
+    "continuity/limits.py": "055c821130cb3ef090bebbec0add640d0e471e18d40076919c3d3196414817ad",
+    "continuity/notes.py": "4a7831a20a42c6b15bda3a17ab8c5bb4433c700b608b0bf1373077ac61f93867",
+    "continuity/receipts.py": "00e8194a10d520a2239d79b81bcb8b0fe7a3e8fa5019e7ed466542d9356eaace",
+    "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
+    "continuity/secret_rules.py": "b95fbf7e622fa142c9dbb5f4bdac38436dadc848aab608e42303451ff22adcb2",
+    "continuity/secrets.py": "0c4077ae1a76f9ed0354de727eaa556486a0692acb3f7c118094b5ecd38033db",
+    "continuity/sources.py": "df04d5ee5c878f1e7524e6789fdb8215a5965dc9e91f41e31feb95c7e7594582",
+    "continuity/startup_cache.py": "f2153e8ede1ca53803f44be4d4b561648a9eb518217c007ad4ae2f2f1927b6c6",
+    "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
+    "continuity/vault.py": "a61084ab2aa02e7f69fca6b1c5a8eabd65fb8b931161156ad29de0fe476e598f",
+    "continuity/writer.py": "0e8a80c5ba4bb88f087dcb16c0383742448ccf6834e71654482e5c678a5ff00a",
+}
+# END PINNED MODULES
+START_EVENTS = ("SessionStart", "SubagentStart")
 
 USAGE = (
     "usage: agent-startup-context.py --hook --harness codex|claude\n"
@@ -81,8 +117,65 @@ def _import_failure_output(harness, data, exc):
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
+def _pin_mismatch():
+    """The first pinned module whose bytes differ from its digest (or that is missing), else None."""
+    import hashlib
+
+    if not PINNED_MODULES:
+        return "the module digests (none are pinned)"
+    for rel, digest in sorted(PINNED_MODULES.items()):
+        try:
+            with open(os.path.join(SRC, *rel.split("/")), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return "src/" + rel
+        if hashlib.sha256(data).hexdigest() != digest:
+            return "src/" + rel
+    return None
+
+
+def _private_bytecode():
+    """Read and write compiled modules under the user's cache directory, never the checkout's."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    sys.pycache_prefix = os.path.join(base, "continuity", "pycache")
+
+
+def _changed_text(event, what):
+    return (
+        f'<private-memory event="{event}" status="unavailable">\n'
+        f"Private memory was not restored (the startup code changed since it was reviewed: {what} does "
+        "not match the digest pinned in scripts/agent-startup-context.py). Continue under AGENTS.md and "
+        "the repository's instructions, and do not claim that private identity, preferences or handoffs "
+        "were restored. After reviewing the change, the person can run `lifecycle hook pin` and trust "
+        "the hook again (in Codex: /hooks).\n</private-memory>"
+    )
+
+
+def _changed_output(what):
+    """Valid hook JSON for a start event (nothing for others) when the pinned code changed."""
+    import json
+
+    try:
+        data = sys.stdin.buffer.read(1 << 20)
+        payload = json.loads(data.decode("utf-8", errors="replace") or "null")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    event = payload.get("hook_event_name") if isinstance(payload, dict) else None
+    if event not in START_EVENTS:
+        return ""
+    text = _changed_text(event, what)
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
 def hook_main(harness):
     data = b""
+    changed = _pin_mismatch()
+    if changed:
+        out = _changed_output(changed)
+        if out:
+            sys.stdout.write(out + "\n")
+        return 0
+    _private_bytecode()
     try:
         from continuity import hook
 
@@ -137,6 +230,11 @@ def main(argv):
     if mode != "render":
         sys.stderr.write(USAGE + "\n")
         return 2
+    changed = _pin_mismatch()
+    if changed:
+        sys.stdout.write(_changed_text(opts["event"], changed) + "\n")
+        return 3
+    _private_bytecode()
     try:
         from pathlib import Path
 

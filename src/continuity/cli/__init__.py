@@ -121,6 +121,9 @@ def _register() -> None:
     lease.register(app)
     handoff.register(app)
     memory.register(app)
+    from continuity.cli import hooks
+
+    hooks.register(app)
     from continuity.cli import doctor
 
     doctor.register(app)

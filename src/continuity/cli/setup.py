@@ -71,10 +71,17 @@ def render(
         Format, typer.Option("--format", help="text: the brief; json: the brief with its figures.")
     ] = Format.text,
     harness: Annotated[Harness, typer.Option(help="Whose limits to respect.")] = Harness.codex,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Also list each source and compare with the last delivery.")
+    ] = False,
 ) -> None:
     """Print the startup brief (exit 0 restored, 1 partial, 3 unavailable)."""
     from continuity import hook
 
+    if explain:
+        from continuity.cli.hooks import explain_command
+
+        explain_command(event.value, harness.value)
     text, code = hook.render_command(Path.cwd(), event.value, fmt.value, harness.value)
     emit(text)
     raise typer.Exit(code)

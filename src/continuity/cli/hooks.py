@@ -1,0 +1,141 @@
+"""`lifecycle hook pin [--check]`, `lifecycle hooks install`, and the text of `render --explain`."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from continuity.cli.output import emit, emit_json
+
+if TYPE_CHECKING:
+    from continuity.render import Brief
+
+hook_app = typer.Typer(
+    help="The startup hook's pin: digests that tie a trusted hook to its code.", no_args_is_help=True
+)
+hooks_app = typer.Typer(help="Install the hook handlers into a harness's configuration.", no_args_is_help=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+
+
+class HarnessName(str, Enum):
+    codex = "codex"
+    claude = "claude"
+
+
+class Scope(str, Enum):
+    user = "user"
+    project = "project"
+
+
+@hook_app.command("pin")
+def pin_command(
+    check: Annotated[bool, typer.Option("--check", help="Only check; exit 1 when the pin is stale.")] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Rewrite the startup hook's digests in this checkout (then trust the hook again in Codex)."""
+    from continuity import pin
+
+    checkout = pin.find_checkout(Path.cwd())
+    if check:
+        found = pin.problems(checkout)
+        if json_out:
+            emit_json({"version": 1, "ok": not found, "checkout": str(checkout), "problems": found})
+        else:
+            for line in found:
+                emit(f"stale: {line}")
+            emit("the hook pin is stale; run 'lifecycle hook pin'" if found else "the hook pin is current")
+        raise typer.Exit(1 if found else 0)
+    result = pin.pin(checkout)
+    if json_out:
+        emit_json(result.to_json())
+        return
+    if not result.changed:
+        emit(f"the hook pin is current (script sha256 {result.script_sha256[:12]}…, {result.modules} modules)")
+        return
+    for rel in result.changed:
+        emit(f"rewrote {rel}")
+    emit(f"pinned {pin.SCRIPT_REL} (sha256 {result.script_sha256[:12]}…) and {result.modules} modules")
+    emit(pin.TRUST_AGAIN)
+
+
+@hooks_app.command("install")
+def install_command(
+    harness_name: Annotated[HarnessName, typer.Option("--harness", help="Which harness's configuration.")],
+    scope: Annotated[
+        Scope, typer.Option(help="user: your harness settings, for any repository; project: this checkout.")
+    ] = Scope.user,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the resulting file; change nothing.")] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Merge the pinned handlers into Codex's hooks.json or Claude Code's settings.json (idempotent)."""
+    from continuity import harness, pin
+
+    if scope is Scope.project:
+        checkout = pin.find_checkout(Path.cwd())
+    else:
+        from continuity.onboard import CHECKOUT
+
+        checkout = CHECKOUT
+    result = harness.install(harness_name.value, scope.value, checkout, dry_run=dry_run)
+    if json_out:
+        emit_json(result.to_json())
+        return
+    if dry_run:
+        typer.echo(result.text, nl=False)
+        return
+    if not result.changed:
+        emit(f"{result.path} already holds the current handlers; nothing changed")
+        return
+    emit(f"wrote {result.path}")
+    if harness_name is HarnessName.codex:
+        emit("Codex runs a new or changed hook only after you trust it: open /hooks in Codex and trust it.")
+
+
+def explain(brief: Brief) -> str:
+    """Each source with its bytes, digest, inclusion and reason; the brief's digest; the last deliveries."""
+    from continuity import receipts
+    from continuity.connection import find_repo_root
+
+    lines = [f"event {brief.event}, harness {brief.harness}: status {brief.status}"]
+    for s in brief.sources:
+        state = "included" if s.included else f"left out ({s.reason})"
+        digest = s.sha256[:16] if s.sha256 else "-"
+        size = "-" if s.size is None else f"{s.size} bytes"
+        lines.append(f"  {s.name:<12} {state:<24} {size:>12}  sha256 {digest}  {s.path or '(missing)'}")
+    lines.append(
+        f"brief: {brief.bytes} bytes of {brief.ceiling_bytes}, ~{brief.tokens_estimate} tokens, sha256 {brief.sha256}"
+    )
+    checkout = find_repo_root(Path.cwd())
+    delivered = [d for d in receipts.last_deliveries(checkout) if d["event"] == brief.event]
+    for item in delivered:
+        same = "same as now" if item["sha256"] == brief.sha256 else "differs from now"
+        note = ", with the compaction note" if item["recovery_note"] else ""
+        lines.append(
+            f"last delivered to {item['harness']} at {item['time']} ({item['source'] or brief.event}{note}): "
+            f"{item['status']}, {item['bytes']} bytes, sha256 {item['sha256']} ({same})"
+        )
+    if not delivered:
+        lines.append("no delivery of this event is recorded on this computer for this checkout")
+    lines.append("")
+    lines.append(brief.text)
+    return "\n".join(lines)
+
+
+def explain_command(event: str, harness_name: str) -> None:
+    """`lifecycle render --explain`: print the explanation and leave with render's exit code."""
+    from continuity import hook, render
+
+    brief = hook.build_safely(Path.cwd(), event, harness_name)
+    if brief is None:
+        brief = render.unavailable(event, harness_name, "this checkout is not connected to a vault")
+    emit(explain(brief))
+    raise typer.Exit(hook.EXIT_FOR_STATUS[brief.status])
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(hook_app, name="hook")
+    app.add_typer(hooks_app, name="hooks")
