@@ -1,0 +1,215 @@
+"""`lifecycle hooks install` and the shape of the checked-in `.codex/hooks.json`.
+
+Install merges with pre-existing files (every unrelated key, group and handler kept), is idempotent,
+refuses files it must not rewrite (exit 5, file untouched), and writes handlers whose commands work:
+a user-scope command is run through a real shell from another repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hookkit import ROOT, connect, context_of, lifecycle, make_checkout, payload, run_shell
+from typer.testing import CliRunner
+
+from continuity import harness, limits
+from continuity.cli import app
+from continuity.errors import InputRejected
+
+UNRELATED_CODEX: dict[str, Any] = {
+    "description": "my own hooks",
+    "hooks": {
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo mine", "timeout": 5}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+    },
+}
+
+
+def groups(doc: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    value = doc["hooks"][event]
+    assert isinstance(value, list)
+    return value
+
+
+def ours(doc: dict[str, Any], event: str) -> dict[str, Any]:
+    [group] = [g for g in groups(doc, event) if any(harness.is_ours(h) for h in g["hooks"])]
+    return group
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+def test_the_checked_in_codex_file_has_the_strict_shape() -> None:
+    doc = json.loads((ROOT / ".codex" / "hooks.json").read_text())
+    assert set(doc) == {"description", "hooks"}
+    assert set(doc["hooks"]) == {"SessionStart", "SubagentStart", "PreCompact", "PostToolUse", "Stop"}
+    session = ours(doc, "SessionStart")
+    assert session["matcher"] == "startup|resume|clear|compact"
+    brief = session["hooks"][0]
+    assert "agent-startup-context.py" in brief["command"] and " SessionStart --hook --harness codex" in brief["command"]
+    assert brief["additionalContextLimit"] == limits.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
+    assert brief["timeout"] == limits.HOOK_TIMEOUT_SECONDS and "commandWindows" in brief
+    sub = ours(doc, "SubagentStart")["hooks"][0]
+    assert sub["additionalContextLimit"] == limits.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS
+    assert ours(doc, "PostToolUse")["matcher"] == "*"
+    for event in ("PreCompact", "PostToolUse", "Stop"):
+        handler = ours(doc, event)["hooks"][0]
+        assert set(handler) == {"type", "command", "commandWindows", "timeout"}
+    for group in (g for groups_ in doc["hooks"].values() for g in groups_):
+        assert set(group) <= {"matcher", "hooks"}
+        for handler in group["hooks"]:
+            assert set(handler) <= {"type", "command", "commandWindows", "timeout", "statusMessage",
+                                    "additionalContextLimit"}  # fmt: skip
+            assert "/work/" not in handler["command"] and "/home/" not in handler["command"]
+
+
+def test_codex_user_install_merges_and_is_idempotent(tmp_path: Path, isolated_home: Path) -> None:
+    path = isolated_home / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(UNRELATED_CODEX, indent=4))
+    result = invoke("hooks", "install", "--harness", "codex")
+    assert result.exit_code == 0, result.output
+    assert "/hooks" in result.output
+    doc = json.loads(path.read_text())
+    assert doc["description"] == "my own hooks"
+    assert doc["hooks"]["PreToolUse"] == UNRELATED_CODEX["hooks"]["PreToolUse"]
+    assert groups(doc, "SessionStart")[0] == UNRELATED_CODEX["hooks"]["SessionStart"][0]
+    session = ours(doc, "SessionStart")
+    assert session["hooks"][0]["command"].startswith(f"{harness.shlex.quote(harness.sys.executable)} -I -c ")
+    assert (
+        str(harness.Path(harness.__file__).resolve().parents[2] / harness.SCRIPT_REL) in session["hooks"][0]["command"]
+    )
+    before = path.read_bytes()
+    again = invoke("hooks", "install", "--harness", "codex", "--json")
+    assert again.exit_code == 0
+    assert json.loads(again.output) == {"version": 1, "harness": "codex", "scope": "user", "path": str(path),
+                                        "changed": False, "dry_run": False}  # fmt: skip
+    assert path.read_bytes() == before
+
+
+def test_reinstall_replaces_our_handlers_in_place(tmp_path: Path, isolated_home: Path) -> None:
+    path = isolated_home / ".codex" / "hooks.json"
+    checkout = harness.Path(harness.__file__).resolve().parents[2]
+    harness.install("codex", "user", checkout)
+    doc = json.loads(path.read_text())
+    stale = ours(doc, "Stop")["hooks"][0]
+    stale["command"] = stale["command"].replace("--hook", "--hook --old")
+    mine = {"type": "command", "command": "notify.sh"}
+    doc["hooks"]["Stop"].append({"hooks": [mine]})
+    doc["hooks"]["SessionStart"].append({"hooks": [{"type": "command", "command": "later.sh"}]})
+    path.write_text(json.dumps(doc))
+    result = harness.install("codex", "user", checkout)
+    assert result.changed
+    merged = json.loads(path.read_text())
+    assert groups(merged, "Stop")[0]["hooks"][0]["command"].endswith("--hook --harness codex")
+    assert groups(merged, "Stop")[1]["hooks"] == [mine]
+    assert groups(merged, "SessionStart")[0] == ours(merged, "SessionStart")  # still first: same trust key
+    assert groups(merged, "SessionStart")[1]["hooks"][0]["command"] == "later.sh"
+
+
+def test_claude_user_install_keeps_settings_and_uses_claude_events(isolated_home: Path) -> None:
+    path = isolated_home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    settings = {"permissions": {"allow": ["Bash(ls:*)"]}, "env": {"A": "1"}, "model": "x"}
+    path.write_text(json.dumps(settings))
+    assert invoke("hooks", "install", "--harness", "claude").exit_code == 0
+    doc = json.loads(path.read_text())
+    assert {k: doc[k] for k in settings} == settings
+    assert ours(doc, "SessionStart")["matcher"] == "startup|resume|clear|compact|fork"
+    assert set(doc["hooks"]) == {
+        "SessionStart",
+        "SubagentStart",
+        "PreCompact",
+        "PostToolUse",
+        "Stop",
+        "UserPromptSubmit",
+    }
+    for group in (g for gs in doc["hooks"].values() for g in gs):
+        for handler in group["hooks"]:
+            assert set(handler) == {"type", "command", "timeout"}
+            assert "--harness claude" in handler["command"] or "artifactctl.py" in handler["command"]
+    assert invoke("hooks", "install", "--harness", "claude", "--json").output.count('"changed": false') == 1
+
+
+def test_dry_run_prints_the_file_and_writes_nothing(isolated_home: Path) -> None:
+    result = invoke("hooks", "install", "--harness", "codex", "--dry-run")
+    assert result.exit_code == 0
+    doc = json.loads(result.output)
+    assert set(doc) == {"description", "hooks"}
+    assert not (isolated_home / ".codex").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"hooks": {}, "hooks": {}}', "not valid JSON"),
+        ('{"$schema": "x", "hooks": {}}', "'$schema'"),
+        ('{"hooks": []}', "'hooks' must be an object"),
+        ('{"hooks": {"Stop": {}}}', "must be a list"),
+        ("[1, 2]", "JSON object"),
+    ],
+)
+def test_files_that_must_not_be_rewritten_are_refused(isolated_home: Path, content: str, words: str) -> None:
+    path = isolated_home / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(content)
+    result = CliRunner().invoke(app, ["hooks", "install", "--harness", "codex"])
+    assert result.exit_code == 5
+    assert words in result.output and "Traceback" not in result.output
+    assert path.read_text() == content
+
+
+def test_a_linked_settings_file_is_refused(isolated_home: Path, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles-settings.json"
+    real.write_text("{}")
+    (isolated_home / ".claude").mkdir()
+    (isolated_home / ".claude" / "settings.json").symlink_to(real)
+    with pytest.raises(InputRejected, match="link"):
+        harness.install("claude", "user", harness.Path(harness.__file__).resolve().parents[2])
+    assert real.read_text() == "{}"
+
+
+def test_config_homes_follow_the_harness_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cl"))
+    assert harness.user_config_path("codex") == tmp_path / "cx" / "hooks.json"
+    assert harness.user_config_path("claude") == tmp_path / "cl" / "settings.json"
+
+
+def test_project_scope_needs_a_continuity_checkout(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repo)
+    result = CliRunner().invoke(app, ["hooks", "install", "--harness", "codex", "--scope", "project"])
+    assert result.exit_code == 2 and "continuity checkout" in result.output
+
+
+def test_project_scope_writes_the_checkout_files(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "copy")
+    done = lifecycle(checkout / "src", "hooks", "install", "--harness", "claude", "--scope", "project")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((checkout / ".claude" / "settings.json").read_text())
+    command = ours(doc, "SessionStart")["hooks"][0]["command"]
+    assert " scripts/agent-startup-context.py " in command and str(checkout) not in command
+    assert lifecycle(checkout, "hooks", "install", "--harness", "codex", "--scope", "project").stdout.endswith(
+        "nothing changed\n"
+    )
+
+
+def test_a_user_scope_command_serves_another_repository(tmp_path: Path, repo: Path) -> None:
+    """The installed command runs the continuity checkout's script by absolute path from any repository."""
+    checkout = make_checkout(tmp_path / "continuity")
+    connect(repo, tmp_path / "vault")
+    result = harness.install("codex", "user", checkout)
+    doc = json.loads(result.path.read_text())
+    command = ours(doc, "SessionStart")["hooks"][0]["command"]
+    assert str(checkout / harness.SCRIPT_REL) in command
+    sub = repo / "deep"
+    sub.mkdir()
+    done = run_shell(command, payload("SessionStart", sub, source="startup"), sub)
+    assert 'status="restored"' in context_of(done.stdout, "SessionStart")
+    assert os.stat(result.path).st_mode & 0o777 == 0o644
