@@ -355,8 +355,10 @@ _BOOLEAN_LEADS = words("is has use no require show enable disable allow min max"
 
 @lru_cache(maxsize=512)
 def _secret_name(name: str) -> str:
-    """ "password", "key" or "secret" for a secret-like name ("" otherwise), decided by the last
-    secret word of the name: passwords are chosen by people, keys and secrets generated."""
+    """Classify a name: "password", "key", "secret", or "" when it does not name a secret.
+
+    The last secret word of the name decides; passwords are chosen by people, keys and secrets are
+    generated, and the value checks differ accordingly."""
     words = [w.lower() for w in _rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+").findall(name)]
     for index in range(len(words) - 1, -1, -1):
         word = words[index]
@@ -423,7 +425,7 @@ def _with_word_before(text: str, begin: int, name: str) -> tuple[int, str]:
 
 
 _ANNOTATED_TAIL = (
-    r"[\"'\]]{0,2}[ \t]{0,4}:[ \t]{0,4}[A-Za-z_][A-Za-z0-9_.\[\], |]{0,60}?[ \t]{0,4}=(?!=)[ \t]{0,4}"
+    r"[\"'\]]{0,2}[ \t]{0,4}:[ \t]{0,4}[A-Za-z_][A-Za-z0-9_.\[\], |]{0,60}?[ \t]{1,4}=(?!=)[ \t]{0,4}"
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{0,512})(?P=q)|(?P<uv>[^\s\"'`,;]{1,512}))"
 )
 
@@ -543,7 +545,7 @@ def _spoken_password_ok(value: str, quoted: bool) -> bool:
 
 def _spoken_token_ok(value: str) -> bool:
     value = value.rstrip(".,;:!?)]")
-    if value[0] in "$%<{" or "://" in value or rules.env_name(value):
+    if not value or value[0] in "$%<{" or "://" in value or rules.env_name(value):
         return False
     return rules.token_like(value) and not rules.digest_like(value)
 
