@@ -9,6 +9,8 @@ import os
 import random
 import sqlite3
 import stat
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -336,6 +338,14 @@ def test_a_secret_bearing_note_is_skipped_named_and_never_printed_or_cached(vaul
     assert [s.path for s in run(vault, "token").skipped] == [fact("leaky")]
 
 
+def test_a_secret_in_the_frontmatter_leaves_only_the_id_searchable(vault: Path) -> None:
+    token = github_token()
+    note(vault, fact("leaky"), "leaky-note", "zebra body", title=f"zebra {token}")
+    assert run(vault, "zebra").skipped == ()
+    assert [s.path for s in run(vault, "leaky").skipped] == [fact("leaky")]
+    assert token.encode() not in recall_index.index_file(vault).read_bytes()
+
+
 def test_an_allowlisted_line_is_not_a_finding(vault: Path) -> None:
     token = github_token()
     note(vault, fact("example"), "example", f"zebra {token}  # pragma: allowlist secret")
@@ -508,6 +518,45 @@ def test_a_damaged_or_outdated_index_is_rebuilt(vault: Path, damage: str) -> Non
         assert index.file == file and not index.rebuilt
     finally:
         index.close()
+
+
+def test_processes_building_one_index_at_once_take_turns(vault: Path) -> None:
+    build_mixed_vault(vault)
+    code = (
+        "import json, sys; from pathlib import Path; from continuity import recall; "
+        "print(json.dumps(recall.recall(Path(sys.argv[1]), sys.argv[2], sys.argv[3], ['zebra', 'lion']).to_json()))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(vault), DEVICE, PROJECT], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0], [err for _out, err in outputs]
+    assert len({out for out, _err in outputs}) == 1
+    assert json.loads(outputs[0][0]) == run(vault, "zebra", "lion", today=None).to_json()
+
+
+def test_a_lock_held_too_long_means_memory_for_this_search_not_a_lost_file(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_mixed_vault(vault)
+    first = documents(vault)
+    monkeypatch.setattr(limits, "RECALL_INDEX_BUSY_TIMEOUT_SECONDS", 0.05)
+    note(vault, fact("extra"), "extra", "one more zebra")
+    file = recall_index.index_file(vault)
+    holder = sqlite3.connect(file, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        during = documents(vault)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert file.exists()
+    after = documents(vault)
+    assert during == after != first
+    assert after == documents(vault, use_cache=False)
 
 
 def test_a_row_that_lies_about_its_note_is_never_served(vault: Path) -> None:

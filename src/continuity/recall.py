@@ -37,7 +37,7 @@ from typing import Any
 
 from continuity import limits
 from continuity.errors import ContinuityError, UsageError
-from continuity.recall_index import Hit, Index, discard, open_index
+from continuity.recall_index import Hit, Index, busy, discard, open_index
 from continuity.recall_text import Term, match_expression, parse_terms
 
 AUDIENCES = {"main": limits.RECALL_MAIN_ALLOWANCE_BYTES, "subagent": limits.RECALL_SUBAGENT_ALLOWANCE_BYTES}
@@ -242,8 +242,8 @@ def recall(
                 if isinstance(chosen, str):
                     index.reindex(chosen)
                     continue
-            except sqlite3.DatabaseError:
-                index = discard(index)
+            except sqlite3.Error as exc:
+                index = discard(index, keep_file=busy(exc))
                 continue
             text = compose(audience, chosen.stopped, chosen.results, chosen.skipped, chosen.overflow, allowance)
             return Recall(

@@ -240,24 +240,46 @@ class Index:
         return hit.sha256 is not None and digest_of(self.root, hit.path) == hit.sha256
 
 
-def _create(db: sqlite3.Connection, root: Path) -> None:
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for statement in _SCHEMA:
-            db.execute(statement)
-        db.execute("INSERT INTO meta(key, value) VALUES ('stamp', ?)", (stamp(root),))
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+_DROP = ("DROP TABLE IF EXISTS fts", "DROP TABLE IF EXISTS notes", "DROP TABLE IF EXISTS meta")
 
 
 def _current(db: sqlite3.Connection, root: Path) -> bool:
     if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
         return False
+    tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('meta', 'notes', 'fts')").fetchone()
+    if tables[0] != 3:
+        return False
     found = db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
     return found is not None and found[0] == stamp(root)
+
+
+def _create(db: sqlite3.Connection, root: Path) -> bool:
+    """Make `db` a current, empty index, in place; False when another process just did it first.
+
+    Everything happens inside one write transaction, so processes that open a missing or outdated
+    index at the same moment take turns, and the later ones find the work done.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        built = not _current(db, root)
+        if built:
+            for statement in (*_DROP, *_SCHEMA):
+                db.execute(statement)
+            db.execute("INSERT INTO meta(key, value) VALUES ('stamp', ?)", (stamp(root),))
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return built
+
+
+def busy(exc: sqlite3.Error) -> bool:
+    """True for "another process holds the lock too long", which is no reason to throw the file away."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+    return "locked" in str(exc) or "busy" in str(exc)  # pragma: no cover - Python 3.10
 
 
 def _remove(file: Path) -> None:
@@ -270,53 +292,51 @@ def _connect(file: Path) -> sqlite3.Connection:
     file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     # Create the file ourselves so it is private from its first byte (SQLite would make it 0644).
     os.close(os.open(file, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
-    db = sqlite3.connect(str(file), timeout=limits.RECALL_INDEX_BUSY_TIMEOUT_SECONDS, isolation_level=None)
-    db.execute("PRAGMA journal_mode = DELETE")
-    return db
+    return sqlite3.connect(str(file), timeout=limits.RECALL_INDEX_BUSY_TIMEOUT_SECONDS, isolation_level=None)
 
 
 def _open_file(file: Path, root: Path) -> tuple[sqlite3.Connection, bool]:
-    """(connection, rebuilt): the stored index, or a fresh one when it is missing, corrupt or old."""
-    existed = file.exists()
+    """(connection, built): the stored index, rebuilt in place when it is missing or outdated, and
+    replaced when it is not a database at all (a process still using the old file keeps its copy)."""
     db = _connect(file)
     try:
-        if existed and _current(db, root):
+        if _current(db, root):
             return db, False
-    except sqlite3.DatabaseError:
-        pass
-    db.close()
+        return db, _create(db, root)
+    except sqlite3.Error as exc:
+        db.close()
+        if busy(exc) or not isinstance(exc, sqlite3.DatabaseError):
+            raise
     _remove(file)
     db = _connect(file)
-    _create(db, root)
-    return db, existed
+    return db, _create(db, root)
 
 
 def open_index(root: Path, device: str, *, use_file: bool = True) -> Index:
     """The index of `root` for `device`: the cache file (rebuilt when needed), else one in memory."""
     if use_file:
         file = index_file(root)
-        for _attempt in range(2):
-            try:
-                db, rebuilt = _open_file(file, root)
-            except (OSError, sqlite3.Error):
-                with contextlib.suppress(OSError):
-                    _remove(file)
-                continue
+        try:
+            db, built = _open_file(file, root)
+        except (OSError, sqlite3.Error):
+            pass  # an unusable cache folder or a lock held too long: this search runs in memory
+        else:
             index = Index(db, root, device, file)
-            index.rebuilt = rebuilt
+            index.rebuilt = built
             return index
     db = sqlite3.connect(":memory:", isolation_level=None)
     _create(db, root)
     return Index(db, root, device, None)
 
 
-def discard(index: Index) -> Index:
-    """Throw a damaged index away and open a fresh one in its place (or in memory)."""
+def discard(index: Index, *, keep_file: bool = False) -> Index:
+    """Replace an index that failed: a damaged file is thrown away and built again; when the file was
+    only locked too long by another process (`keep_file`), this search goes on in memory instead."""
     with contextlib.suppress(sqlite3.Error):
         index.close()
-    if index.file is not None:
+    if index.file is not None and not keep_file:
         with contextlib.suppress(OSError):
             _remove(index.file)
-    fresh = open_index(index.root, index.device, use_file=index.file is not None)
+    fresh = open_index(index.root, index.device, use_file=index.file is not None and not keep_file)
     fresh.rebuilt = True
     return fresh
