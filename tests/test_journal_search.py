@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +61,10 @@ def ids(found: journal_search.LogSearch) -> list[str | None]:
 
 
 def tail(data: bytes, **options: Any) -> list[bytes | None]:
-    fd = os.memfd_create("journal") if hasattr(os, "memfd_create") else None
-    assert fd is not None
-    try:
-        os.write(fd, data)
-        reader = TailReader(fd, len(data), **options)
+    with tempfile.TemporaryFile() as handle:
+        handle.write(data)
+        handle.flush()
+        reader = TailReader(handle.fileno(), len(data), **options)
         out: list[bytes | None] = []
         while True:
             got = reader.take(3)
@@ -73,8 +73,6 @@ def tail(data: bytes, **options: Any) -> list[bytes | None]:
                 break
         assert reader.complete or reader.cut
         return out
-    finally:
-        os.close(fd)
 
 
 @settings(max_examples=200, deadline=None)
@@ -100,15 +98,13 @@ def test_tail_reader_drops_an_oversized_line_as_one_malformed_line() -> None:
 
 def test_tail_reader_stops_at_its_byte_bound() -> None:
     data = b"".join(b"line%03d\n" % n for n in range(100))
-    fd = os.memfd_create("journal")
-    try:
-        os.write(fd, data)
-        reader = TailReader(fd, len(data), block=16, max_bytes=64)
+    with tempfile.TemporaryFile() as handle:
+        handle.write(data)
+        handle.flush()
+        reader = TailReader(handle.fileno(), len(data), block=16, max_bytes=64)
         got = reader.take(1000)
-        assert got[0] == b"line099" and len(got) < 100
-        assert reader.cut and not reader.complete
-    finally:
-        os.close(fd)
+    assert got[0] == b"line099" and len(got) < 100
+    assert reader.cut and not reader.complete
 
 
 # --------------------------------------------------------------------------------------- search

@@ -92,31 +92,41 @@ class LogEntry:
     def to_json(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in KEYS}
 
-    def values(self) -> tuple[str | None, ...]:
-        return (self.device, self.op, self.id, self.path, self.sha256)
+
+Values = tuple[str, str, str, str | None, str, str | None]  # ts, device, op, id, path, sha256
+_KEYSET = frozenset(KEYS)
+_ONE_MICROSECOND = dt.timedelta(microseconds=1)
+_EPOCH_NAIVE = dt.datetime(1970, 1, 1)
 
 
-def parse_entry(raw: bytes, device: str) -> tuple[LogEntry, int] | None:
-    """(entry, its time in microseconds since 1970) for a well-formed line of `device`'s journal."""
+def micros_of(ts: str) -> int | None:
+    """Microseconds since 1970 of a journal time; the writer's own `YYYY-MM-DDTHH:MM:SSZ` fast."""
+    if len(ts) == 20 and ts[19] == "Z" and ts[10] == "T":
+        try:
+            return (dt.datetime.fromisoformat(ts[:19]) - _EPOCH_NAIVE) // _ONE_MICROSECOND
+        except ValueError:
+            return None
+    moment = notes.as_utc(ts)
+    return None if moment is None else (moment - _EPOCH) // _ONE_MICROSECOND
+
+
+def parse_entry(raw: bytes, device: str) -> tuple[Values, int] | None:
+    """(values, time in microseconds since 1970) of a well-formed line of `device`'s journal, else None."""
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if not isinstance(doc, dict) or any(key not in doc for key in KEYS):
+    if type(doc) is not dict or not doc.keys() >= _KEYSET:
         return None
-    for key in ("ts", "device", "op", "path"):
-        if not isinstance(doc[key], str):
-            return None
-    for key in ("id", "sha256"):
-        if doc[key] is not None and not isinstance(doc[key], str):
-            return None
-    if doc["device"] != device:
+    ts, owner, op, ident, path, sha = doc["ts"], doc["device"], doc["op"], doc["id"], doc["path"], doc["sha256"]
+    if owner != device or not (isinstance(ts, str) and isinstance(op, str) and isinstance(path, str)):
         return None
-    moment = notes.as_utc(doc["ts"])
-    if moment is None:
+    if (ident is not None and not isinstance(ident, str)) or (sha is not None and not isinstance(sha, str)):
         return None
-    micros = (moment - _EPOCH) // dt.timedelta(microseconds=1)
-    return LogEntry(doc["ts"], doc["device"], doc["op"], doc["id"], doc["path"], doc["sha256"]), micros
+    micros = micros_of(ts)
+    if micros is None:
+        return None
+    return (ts, owner, op, ident, path, sha), micros
 
 
 def _pread(fd: int, size: int, offset: int) -> bytes:
@@ -267,7 +277,7 @@ def search(
     try:
         readers = [(device, TailReader(fd, os.fstat(fd).st_size)) for device, fd in opened]
         # Candidates ranked by (-time, distance from the end, device): smallest is newest.
-        found: list[tuple[int, int, str, LogEntry]] = []
+        found: list[tuple[int, int, str, Values]] = []
         matched = malformed = 0
         target = window
         while True:
@@ -283,11 +293,11 @@ def search(
                     if parsed is None:
                         malformed += 1
                         continue
-                    entry, micros = parsed
-                    if matcher is not None and not matcher.matches(entry.values()):
+                    values, micros = parsed
+                    if matcher is not None and not matcher.matches(values[1:]):
                         continue
                     matched += 1
-                    found.append((-micros, start + offset, device, entry))
+                    found.append((-micros, start + offset, device, values))
                     if len(found) > 4 * limit + 1024:
                         found = heapq.nsmallest(limit, found)
             more = any(not reader.complete for _device, reader in readers)
@@ -298,4 +308,5 @@ def search(
         for _device, fd in opened:
             os.close(fd)
     best = heapq.nsmallest(limit, found)
-    return LogSearch(tuple(item[3] for item in best), matched > limit or more, target, malformed, len(opened))
+    entries = tuple(LogEntry(*item[3]) for item in best)
+    return LogSearch(entries, matched > limit or more, target, malformed, len(opened))
