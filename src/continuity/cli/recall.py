@@ -46,7 +46,12 @@ def recall(
     ] = limits.RECALL_DEFAULT_LIMIT,
     as_json: JsonOption = False,
 ) -> None:
-    """Print the approved notes that best match TERMS, whole, inside the warm allowance."""
+    """Print the approved notes that best match TERMS, whole, inside the warm allowance.
+
+    TERMS are whole words, matched at identifier boundaries too (cache finds cache_dir and cacheDir,
+    never cacheable); put a phrase in double quotes inside one argument: '"write path"'. A note
+    matches when any term does; notes matching more and rarer terms come first.
+    """
     from continuity import recall as core
 
     root, device, project = _vault()
@@ -104,7 +109,11 @@ def log(
     ] = limits.LOG_DEFAULT_WINDOW_LINES,
     as_json: JsonOption = False,
 ) -> None:
-    """Search every device's write journal, newest entries first."""
+    """Search every device's write journal, newest entries first.
+
+    QUERY is a literal, case-sensitive substring of a field value (device, op, id, path, sha256), or a
+    regular expression written /REGEX/. Without QUERY the newest entries are listed.
+    """
     from continuity import journal_search
 
     journal_search.compile_query(query)  # a bad expression is a usage error, before anything is read
