@@ -26,17 +26,21 @@ from continuity.notes import normalize_newlines
 SAFE_OPENER = "\u2039"  # ‹
 _LOOKALIKE_BRACKETS = "\u2039\u3008\u27e8\u02c2\u1438\u276e\u29fc\u2329\u227a\u3031"
 _OPENER = (
-    r"(?:<|&(?:lt|#0*60|#x0*3c);?|%(?:25)*3c|\\+u0*3c|\\+u\{0*3c\}|\\+x3c|\\+074"
+    r"(?:<|&(?:lt|#0*60|#x0*3c);?|%(?:25)*3c|\\u0*3c|\\u\{0*3c\}|\\x3c|\\074"
     + "|["
     + _LOOKALIKE_BRACKETS
     + "])"
 )
 _MARKER = r"\[U\+"
-# Opening shape: opener, optional / ! ? | and more openers, then a letter or a hidden-character marker;
-# a closing shape with spaces; and the comment and CDATA openers `<!--`, `<![`.
+_NAME_START_RE = re.compile(rf"[^\W\d_]|{_MARKER}")
+# Opening shape: a run of openers and / ! ? | \ , then a letter or a hidden-character marker. The run
+# is matched greedily in one pass and the name is checked after it, never by backtracking, so a long
+# run of `<` or `\` costs linear time (a lookahead after a repeated group made it quadratic: seconds
+# for a few KiB, enough to time the hook out).
+_RUN_RE = re.compile(rf"(?:{_OPENER}|[/!?|\\])+", re.IGNORECASE)
+# A closing shape with spaces; and the comment and CDATA openers `<!--`, `<![`.
 _TAG_RE = re.compile(
-    rf"(?:{_OPENER}[/!?|\\]*)+(?=[^\W\d_]|{_MARKER})|{_OPENER}(?=\s*/\s*(?:[^\W\d_]|{_MARKER}))"
-    rf"|{_OPENER}(?=!\s*(?:-|\[))",
+    rf"{_OPENER}(?=\s*/\s*(?:[^\W\d_]|{_MARKER}))|{_OPENER}(?=!\s*(?:-|\[))",
     re.IGNORECASE,
 )
 # Spaced opening shape that names one of our own tags (or a chat role), letters folded.
@@ -95,6 +99,10 @@ def _neutralize_tags(text: str) -> str:
     def plain(match: re.Match[str]) -> str:
         return re.sub(_OPENER, SAFE_OPENER, match.group(0), flags=re.IGNORECASE)
 
+    def run(match: re.Match[str]) -> str:
+        return plain(match) if _NAME_START_RE.match(match.string, match.end()) else match.group(0)
+
+    text = _RUN_RE.sub(run, text)
     text = _TAG_RE.sub(plain, text)
 
     def spaced(match: re.Match[str]) -> str:
