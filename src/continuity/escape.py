@@ -26,21 +26,23 @@ from continuity.notes import normalize_newlines
 SAFE_OPENER = "\u2039"  # ‹
 _LOOKALIKE_BRACKETS = "\u2039\u3008\u27e8\u02c2\u1438\u276e\u29fc\u2329\u227a\u3031"
 _OPENER = (
-    r"(?:<|&(?:lt|#0*60|#x0*3c);?|%(?:25)*3c|\\u0*3c|\\u\{0*3c\}|\\x3c|\\074"
+    r"(?:<|&(?:amp;)*(?:lt|#0*60|#x0*3c);?|%(?:25)*3c|\\u0*3c|\\u\{0*3c\}|\\x3c|\\074"
     + "|["
     + _LOOKALIKE_BRACKETS
     + "])"
 )
+# A slash, also URL-, entity- and JS-encoded (`%3C%2Fsource`, `&lt;&#47;source`, `\u003c\u002fsource`).
+_SLASH = r"(?:/|%(?:25)*2f|&(?:amp;)*(?:#0*47|#x0*2f|sol);?|\\u0*2f|\\x2f|\\057)"
 _MARKER = r"\[U\+"
 _NAME_START_RE = re.compile(rf"[^\W\d_]|{_MARKER}")
 # Opening shape: a run of openers and / ! ? | \ , then a letter or a hidden-character marker. The run
 # is matched greedily in one pass and the name is checked after it, never by backtracking, so a long
 # run of `<` or `\` costs linear time (a lookahead after a repeated group made it quadratic: seconds
 # for a few KiB, enough to time the hook out).
-_RUN_RE = re.compile(rf"(?:{_OPENER}|[/!?|\\])+", re.IGNORECASE)
+_RUN_RE = re.compile(rf"(?:{_OPENER}|{_SLASH}|[!?|\\])+", re.IGNORECASE)
 # A closing shape with spaces; and the comment and CDATA openers `<!--`, `<![`.
 _TAG_RE = re.compile(
-    rf"{_OPENER}(?=\s*/\s*(?:[^\W\d_]|{_MARKER}))|{_OPENER}(?=!\s*(?:-|\[))",
+    rf"{_OPENER}(?=\s*{_SLASH}\s*(?:[^\W\d_]|{_MARKER}))|{_OPENER}(?=!\s*(?:-|\[))",
     re.IGNORECASE,
 )
 # Spaced opening shape that names one of our own tags (or a chat role), letters folded.
