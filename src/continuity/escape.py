@@ -126,8 +126,10 @@ def _balance_fences(text: str) -> str:
         if not match:
             continue
         indent, fence, info = match.groups()
+        if fence[0] == "`" and "`" in info:
+            continue  # CommonMark: not a fence but inline code, so it opens nothing to close
         if open_fence is None:
-            label = info.strip().split(" ")[0].strip("{}.").casefold() if info.strip() else ""
+            label = info.split()[0].strip("{}.").casefold() if info.strip() else ""
             if label in _ROLE_WORDS:
                 lines[index] = f"{indent}{fence}text (a note's fence labelled {label})"
             open_fence = fence
