@@ -20,6 +20,8 @@ from typing import Any
 
 from conftest import env_without_override, git
 
+from continuity import pin
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 LIFECYCLE = BIN / "lifecycle"
@@ -48,10 +50,9 @@ def make_checkout(dest: Path) -> Path:
     (dest / ".codex").mkdir()
     shutil.copy2(ROOT / ".codex" / "hooks.json", dest / ".codex" / "hooks.json")
     git(dest, "init", "-q", "-b", "main")
-    if lifecycle(dest, "hook", "pin", "--check").returncode != 0:
+    if not pin.check(dest)[0]:
         warnings.warn("the checked-in hook pin is stale; this test runs on a re-pinned copy", stacklevel=2)
-        done = lifecycle(dest, "hook", "pin")
-        assert done.returncode == 0, done.stderr
+        pin.pin(dest)
     git(dest, "add", "-A")
     git(dest, "commit", "-q", "-m", "copy")
     return dest

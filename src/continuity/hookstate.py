@@ -16,19 +16,21 @@ The startup script is registered for more than the session starts, and every eve
 
 State lives in `$XDG_STATE_HOME/continuity/hooks/<sha256 of the session id>.json`: counts, booleans
 and a 32-bit fingerprint of the turn id, nothing else (no prompt, message, path, tool input or
-content), written atomically, mode 0600. A missing, corrupt or unreadable file is a fresh state:
+content), replaced atomically, mode 0600. A missing, corrupt or unreadable file is a fresh state:
 the hook fails open. Concurrent tool events may lose a count, which only moves a heuristic. Hooks
 never write the vault. Standard library only: this runs inside every hook call.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import time
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from continuity import limits, render
 from continuity.render import Brief
@@ -100,13 +102,10 @@ def load(path: Path) -> HookState:
 
 
 def save(path: Path, state: HookState) -> None:
-    from continuity import atomic
+    from continuity.receipts import write_quick
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic.write_text(path, json.dumps({"version": STATE_VERSION, **asdict(state)}) + "\n", 0o600)
-    except OSError:
-        pass  # state that cannot be kept only means the heuristics start over
+    with contextlib.suppress(OSError):  # state that cannot be kept only means the heuristics start over
+        write_quick(path, json.dumps({"version": STATE_VERSION, **asdict(state)}) + "\n")
 
 
 def turn_fingerprint(payload: dict[str, object]) -> int:
@@ -263,3 +262,10 @@ def handle(payload: dict[str, object], harness: str) -> str:
         if os.environ.get("CONTINUITY_DEBUG") == "1":
             raise
         return ""
+
+
+def last_deliveries(checkout: Path | None = None) -> list[dict[str, Any]]:
+    """The last delivery per harness and event (see `receipts.last_deliveries`), for doctor."""
+    from continuity import receipts
+
+    return receipts.last_deliveries(checkout)

@@ -7,13 +7,15 @@ event, and `lifecycle render --explain` prints the digest of the brief that woul
 so a person can compare the two.
 
 Receipts live in `$XDG_STATE_HOME/continuity/receipts.json` (else `~/.local/state/…`), outside the
-vault (they are about this computer), mode 0600, written atomically. The checkout is recorded as a
-digest of its path, so the file names no folder. A receipt that cannot be written is skipped: proof
-of delivery must never cost a delivery. Standard library only: it runs inside the hook.
+vault (they are about this computer), mode 0600, replaced atomically (without fsync: see
+`write_quick`). The checkout is recorded as a digest of its path, so the file names no folder. A
+receipt that cannot be written is skipped: proof of delivery must never cost a delivery. Standard
+library only: it runs inside the hook.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -61,6 +63,28 @@ def read_json_capped(path: Path, cap: int) -> Any:
         return None
 
 
+def write_quick(path: Path, text: str) -> None:
+    """Replace `path` atomically (temporary sibling, rename) without fsync.
+
+    Hook state and receipts are machine-local bookkeeping that a crash may lose without harm, and they
+    are written on every tool event: an fsync there would cost more than the rest of the hook. A reader
+    still sees the old file or the new one, never a torn one.
+    """
+    from continuity import atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = atomic.tmp_name_for(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def _entries() -> dict[str, dict[str, Any]]:
     doc = read_json_capped(receipts_path(), limits.RECEIPTS_CAP_BYTES)
     if not isinstance(doc, dict) or doc.get("version") != RECEIPTS_VERSION:
@@ -79,8 +103,6 @@ def record(
     brief: Brief, source: str | None, checkout: Path | None, recovery_note: bool, now: float | None = None
 ) -> None:
     """Remember this delivery as the last one for its checkout, harness and event."""
-    from continuity import atomic
-
     digest = checkout_digest(checkout)
     entry = {
         "time": _utc(time.time() if now is None else now),
@@ -99,10 +121,8 @@ def record(
         entries[f"{digest}:{brief.harness}:{brief.event}"] = entry
         newest = sorted(entries.items(), key=lambda item: str(item[1].get("time", "")), reverse=True)
         kept = dict(newest[: limits.RECEIPTS_MAX_ENTRIES])
-        path = receipts_path()
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         text = json.dumps({"version": RECEIPTS_VERSION, "deliveries": kept}, indent=1, sort_keys=True)
-        atomic.write_text(path, text + "\n", 0o600)
+        write_quick(receipts_path(), text + "\n")
     except OSError:
         pass
 
