@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hookkit import ROOT, connect, context_of, lifecycle, make_checkout, payload, run_shell
+from hookkit import ROOT, connect, context_of, hook_env, lifecycle, make_checkout, payload, run_shell
 from typer.testing import CliRunner
 
 from continuity import harness, limits
@@ -213,3 +216,32 @@ def test_a_user_scope_command_serves_another_repository(tmp_path: Path, repo: Pa
     done = run_shell(command, payload("SessionStart", sub, source="startup"), sub)
     assert 'status="restored"' in context_of(done.stdout, "SessionStart")
     assert os.stat(result.path).st_mode & 0o777 == 0o644
+
+
+def test_the_windows_commands_run_the_same_check(tmp_path: Path) -> None:
+    """PowerShell only changes the quoting: the Python inside `commandWindows` behaves like the POSIX one."""
+    checkout = make_checkout(tmp_path / "copy")
+    connect(checkout, tmp_path / "vault")
+    doc = json.loads((checkout / ".codex" / "hooks.json").read_text())
+    for event in ("SessionStart", "SubagentStart", "Stop"):
+        windows = ours(doc, event)["hooks"][0]["commandWindows"]
+        found = re.fullmatch(r'python -I -c "([^"]*)" "(scripts/agent-startup-context\.py)" (.*); exit 0', windows)
+        assert found, windows
+        code, script, rest = found.group(1), found.group(2), found.group(3).split()
+        assert "$" not in code and "`" not in code
+        for digest in (rest[0], "0" * 64):
+            done = subprocess.run(
+                [sys.executable, "-I", "-c", code, script, digest, *rest[1:]],
+                cwd=checkout / "src",
+                input=json.dumps(payload(event, checkout / "src", source="startup", stop_hook_active=False)),
+                capture_output=True,
+                text=True,
+                env=hook_env(),
+                timeout=120,
+            )
+            assert done.returncode == 0, done.stderr
+            if event == "Stop":
+                assert done.stdout == ""
+                continue
+            text = context_of(done.stdout, event)
+            assert ('status="unavailable"' in text) == (digest != rest[0])
