@@ -145,9 +145,11 @@ class Index:
     def refresh(self) -> Refreshed:
         """Bring the index in line with the vault: read what changed, drop what is gone."""
         seen = scan(self.root, self.device)
-        rows = self._rows()
-        if rows.keys() == seen.keys() and all(rows[path][1] == key for path, key in seen.items()):
+        listing = self.db.execute("SELECT path, size, mtime_ns, ctime_ns FROM notes")
+        stored = {row[0]: row[1:] for row in listing}
+        if stored == seen:  # the common case: one comparison of two mappings, in C
             return Refreshed(0, 0, 0)
+        rows = self._rows()
         with self._writing():
             rows = self._rows()  # another process may have refreshed while we waited for the lock
             gone = [rows[path][0] for path in rows if path not in seen]

@@ -26,13 +26,15 @@ import os
 import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from continuity import limits, vault
 from continuity.recall_text import identifier_parts, words
 
 
-@dataclass(frozen=True)
-class StatKey:
+class StatKey(NamedTuple):
+    """What says a file may have changed (a tuple, so a whole listing compares at C speed)."""
+
     size: int
     mtime_ns: int
     ctime_ns: int
@@ -168,18 +170,22 @@ def _walk(root: Path, rel_dir: str, depth: int, out: dict[str, StatKey]) -> None
     except OSError:
         return
     for entry in entries:
-        if entry.name.startswith("."):
+        name = entry.name
+        if name.startswith("."):
             continue
-        rel = f"{rel_dir}/{entry.name}"
         try:
+            # The entry's type comes from the listing itself; only Markdown files cost a stat call.
+            if entry.is_dir(follow_symlinks=False):
+                if depth < limits.RECALL_MAX_FOLDER_DEPTH:
+                    _walk(root, f"{rel_dir}/{name}", depth + 1, out)
+                continue
+            if not name.endswith(".md"):
+                continue
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if stat.S_ISDIR(info.st_mode):
-            if depth < limits.RECALL_MAX_FOLDER_DEPTH:
-                _walk(root, rel, depth + 1, out)
-        elif stat.S_ISREG(info.st_mode) and entry.name.endswith(".md"):
-            out[rel] = StatKey(info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        if stat.S_ISREG(info.st_mode):
+            out[f"{rel_dir}/{name}"] = StatKey(info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def scan(root: Path, device: str) -> dict[str, StatKey]:
