@@ -133,3 +133,9 @@ def test_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_find_checkout_refuses_other_repositories(repo: Path) -> None:
     with pytest.raises(UsageError):
         pin.find_checkout(repo)
+
+
+def test_check_for_falls_back_to_the_package_checkout(repo: Path, tmp_path: Path) -> None:
+    copy = make_checkout(tmp_path / "copy")
+    assert pin.check_for(copy / "src") == pin.check(copy)
+    assert pin.check_for(repo) == pin.check(ROOT)

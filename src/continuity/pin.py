@@ -263,3 +263,20 @@ def check(checkout: Path) -> tuple[bool, str]:
     if not found:
         return True, "the hook pin is current"
     return False, "the hook pin is stale: " + "; ".join(found) + "; run 'lifecycle hook pin'"
+
+
+def check_for(start: Path) -> tuple[bool, str]:
+    """`check` for the checkout at `start`, or, outside one, for the checkout this package runs from.
+
+    Outside a continuity checkout the hooks that can run are user-scope ones, which point at the
+    package's own checkout: that is the pin that matters there.
+    """
+    try:
+        checkout = find_checkout(start)
+    except UsageError:
+        from continuity.onboard import CHECKOUT
+
+        if not (CHECKOUT / SCRIPT_REL).is_file():
+            return False, "the hook pin cannot be checked: continuity is not installed from a checkout"
+        checkout = CHECKOUT
+    return check(checkout)
