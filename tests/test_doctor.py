@@ -20,6 +20,7 @@ from briefkit import (
     HANDOFF_DIR,
     PROJECT,
     SOURCE_REL,
+    connect,
     connection_file,
     frontmatter,
     handoff_note,
@@ -28,6 +29,7 @@ from briefkit import (
     snapshot,
     write,
 )
+from conftest import use_connection
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -137,6 +139,19 @@ def test_not_connected_exits_3_with_the_checks_that_explain_it(tmp_path: Path, m
     human = CliRunner().invoke(app, ["doctor"], prog_name="lifecycle")
     assert human.exit_code == 3
     assert "connection" in human.stdout
+
+
+def test_connection_found_in_the_checkout(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_vault(tmp_path / "vault")
+    connect(repo, root)
+    use_connection(monkeypatch, repo)
+    code, doc, _ = run()
+    assert code == 0
+    assert "found in this checkout" in checks(doc)["connection"][1]
+    resolved = doc["resolved"]
+    assert isinstance(resolved, dict)
+    assert resolved["found_via"] == "checkout" and resolved["repo"] == str(repo)
+    assert resolved["environment"][connection.ENV_CONNECTION] is None
 
 
 def test_unreachable_vault_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -289,6 +304,15 @@ def test_lease_state(vault: Path, owner: str, hours: int, level: str, state: str
     assert code == 0
     found = checks(doc)["lease"]
     assert found[0] == level and f"lock={state}" in found[1]
+
+
+def test_malformed_lease_file_is_a_warning(vault: Path) -> None:
+    write(vault, ".continuity/leases/dev-b.json", "{not json")
+    code, doc, _ = run()
+    assert code == 0
+    assert checks(doc)["lease"][0] == "ok"
+    level, message = checks(doc)["lease.invalid"]
+    assert level == "warn" and ".continuity/leases/dev-b.json" in message
 
 
 # ----------------------------------------------------------------------------------------- scan
