@@ -72,7 +72,7 @@ def find_repo_root(start: Path) -> Path | None:
     """The nearest folder at or above `start` that holds a `.git` entry (folder or worktree file)."""
     try:
         here = start.resolve()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a path that arrived in the harness's JSON
         return None
     for folder in (here, *here.parents):
         if os.path.lexists(folder / ".git"):
