@@ -176,7 +176,9 @@ class TailReader:
         out: list[bytes | None] = []
         while len(out) < count:
             if self.pending:
-                out.append(self.pending.pop())
+                wanted = min(count - len(out), len(self.pending))
+                out.extend(reversed(self.pending[-wanted:]))  # whole slices: no per-line Python work
+                del self.pending[-wanted:]
             elif not self._fill():
                 break
         self.lines += len(out)
