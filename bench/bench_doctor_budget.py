@@ -115,6 +115,8 @@ def main() -> None:
             base = Path(tmp) / f"v{total}"
             vault = base / "vault"
             make_vault(vault, total)
+            if hasattr(os, "sync"):
+                os.sync()  # let the generated files' writeback finish before anything is timed
             conn_file = base / "connection.yaml"
             conn_file.write_text(connection.render_connection(vault, DEVICE, PROJECT, None), encoding="utf-8")
             env = {**os.environ, connection.ENV_CONNECTION: str(conn_file)}
