@@ -83,7 +83,7 @@ def test_codex_user_install_merges_and_is_idempotent(tmp_path: Path, isolated_ho
     assert doc["hooks"]["PreToolUse"] == UNRELATED_CODEX["hooks"]["PreToolUse"]
     assert groups(doc, "SessionStart")[0] == UNRELATED_CODEX["hooks"]["SessionStart"][0]
     session = ours(doc, "SessionStart")
-    assert session["hooks"][0]["command"].startswith(f"{harness.shlex.quote(harness.sys.executable)} -I -c ")
+    assert session["hooks"][0]["command"].startswith(f"{harness.shlex.quote(harness.sys.executable)} -I -S -c ")
     assert (
         str(harness.Path(harness.__file__).resolve().parents[2] / harness.SCRIPT_REL) in session["hooks"][0]["command"]
     )
@@ -225,13 +225,13 @@ def test_the_windows_commands_run_the_same_check(tmp_path: Path) -> None:
     doc = json.loads((checkout / ".codex" / "hooks.json").read_text())
     for event in ("SessionStart", "SubagentStart", "Stop"):
         windows = ours(doc, event)["hooks"][0]["commandWindows"]
-        found = re.fullmatch(r'python -I -c "([^"]*)" "(scripts/agent-startup-context\.py)" (.*); exit 0', windows)
+        found = re.fullmatch(r'python -I -S -c "([^"]*)" "(scripts/agent-startup-context\.py)" (.*); exit 0', windows)
         assert found, windows
         code, script, rest = found.group(1), found.group(2), found.group(3).split()
         assert "$" not in code and "`" not in code
         for digest in (rest[0], "0" * 64):
             done = subprocess.run(
-                [sys.executable, "-I", "-c", code, script, digest, *rest[1:]],
+                [sys.executable, "-I", "-S", "-c", code, script, digest, *rest[1:]],
                 cwd=checkout / "src",
                 input=json.dumps(payload(event, checkout / "src", source="startup", stop_hook_active=False)),
                 capture_output=True,

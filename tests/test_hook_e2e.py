@@ -48,7 +48,7 @@ def test_the_checked_in_command_delivers_the_brief_from_a_subfolder(checkout: Pa
     [receipt] = receipts.last_deliveries(checkout)
     assert receipt["sha256"] == hashlib.sha256(text.encode()).hexdigest()
     assert receipt["harness"] == "codex" and receipt["source"] == "startup" and receipt["status"] == "restored"
-    assert "private-memory" not in receipts.receipts_path().read_text()
+    assert "private-memory" not in receipts.stored_text()
 
 
 def test_subagent_start_gets_the_subagent_brief(checkout: Path, session_dir: Path) -> None:

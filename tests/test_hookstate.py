@@ -255,7 +255,7 @@ def test_receipts_record_the_last_delivery_per_harness_and_event(tmp_path: Path)
     assert codex["time"] == "1970-01-01T00:33:20Z" and codex["source"] == "compact"
     assert codex["tokens_estimate"] == second.tokens_estimate
     assert receipts.last_deliveries()[1]["sha256"] == brief(body="elsewhere").sha256
-    stored = receipts.receipts_path().read_text()
+    stored = receipts.stored_text()
     assert "remember" not in stored and "two" not in stored and str(repo) not in stored
 
 
@@ -267,9 +267,9 @@ def test_after_start_records_a_receipt_from_the_payload(tmp_path: Path) -> None:
     assert receipt["sha256"] == delivered.sha256 and receipt["source"] == "resume"
 
 
-def test_a_corrupt_receipts_file_is_replaced(tmp_path: Path) -> None:
-    path = receipts.receipts_path()
-    path.parent.mkdir(parents=True)
+def test_a_corrupt_receipt_file_is_ignored_and_replaced(tmp_path: Path) -> None:
+    receipts.record(brief(), "startup", None, False)
+    [path] = receipts.receipts_dir().iterdir()
     path.write_text("{oops")
     assert receipts.last_deliveries() == []
     receipts.record(brief(), "startup", None, False)

@@ -17,14 +17,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from continuity import limits
+from continuity import fastpath, limits
 from continuity.errors import InputRejected, NotConnected
 
-CONNECTION_FILE = ".agent-vault"
+CONNECTION_FILE = fastpath.CONNECTION_FILE
 ENV_CONNECTION = "AGENT_VAULT_CONNECTION"
 _ID_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_ID_REST = _ID_FIRST | {"-"}
-KEYS = ("vault", "device", "project", "python")
 
 
 class NoConnection(NotConnected):
@@ -47,13 +45,8 @@ class Connection:
 
 
 def is_valid_id(value: object) -> bool:
-    """Device and project ids: `^[a-z0-9][a-z0-9-]{0,62}$`, checked without importing `re`."""
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= limits.ID_MAX_CHARS
-        and value[0] in _ID_FIRST
-        and all(c in _ID_REST for c in value)
-    )
+    """Device and project ids: `^[a-z0-9][a-z0-9-]{0,62}$`."""
+    return fastpath.is_valid_id(value)
 
 
 def make_id(text: str, fallback: str) -> str:
@@ -80,45 +73,12 @@ def find_repo_root(start: Path) -> Path | None:
     return None
 
 
-def _unquote(raw: str, where: str) -> str:
-    raw = raw.strip()
-    if raw.startswith('"'):
-        import json
-
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            raise InputRejected(f"{where}: a quoted value is malformed") from None
-        if not isinstance(value, str):
-            raise InputRejected(f"{where}: a quoted value is malformed")
-        return value
-    if raw.startswith("'"):
-        if len(raw) < 2 or not raw.endswith("'"):
-            raise InputRejected(f"{where}: a quoted value is malformed")
-        return raw[1:-1].replace("''", "'")
-    if " #" in raw:
-        raw = raw.split(" #", 1)[0].rstrip()
-    if raw[:1] in "[{&*!|>%@`":
-        raise InputRejected(f"{where}: only plain or quoted scalars are allowed in a connection file")
-    return raw
-
-
 def parse_connection_text(text: str, name: str = CONNECTION_FILE) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for number, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or stripped in ("---", "..."):
-            continue
-        key, colon, rest = line.partition(":")
-        where = f"{name} line {number}"
-        if not colon or line[:1].isspace() or key.strip() != key:
-            raise InputRejected(f"{where}: expected 'key: value'")
-        if key in values:
-            raise InputRejected(f"{where}: duplicate key {key!r}")
-        if key not in KEYS:
-            continue  # newer tools may add keys; unknown ones are ignored, not fatal
-        values[key] = _unquote(rest, where)
-    return values
+    """The strict `key: scalar` subset (shared with the hook's warm path); InputRejected otherwise."""
+    try:
+        return fastpath.parse_connection_text(text, name)
+    except ValueError as exc:
+        raise InputRejected(str(exc)) from None
 
 
 def load_connection(file: Path, found_via: str, repo: Path | None) -> Connection:

@@ -154,7 +154,7 @@ def _names(items: list[str]) -> str:
 
 def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[str, Any]:
     """The paths and environment variables doctor read, for the person to compare with what they meant."""
-    from continuity import startup_cache
+    from continuity import fastpath
 
     repo = conn.repo if conn is not None else connection.find_repo_root(cwd)
     return {
@@ -166,7 +166,7 @@ def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[
         "device": conn.device if conn else None,
         "project": conn.project if conn else None,
         "python": conn.python if conn else None,
-        "startup_cache": str(startup_cache.cache_dir()),
+        "startup_cache": str(fastpath.cache_dir()),
         "environment": {name: env.get(name) for name in ENV_READ},
     }
 

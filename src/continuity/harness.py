@@ -63,12 +63,17 @@ NOTICE = {
 # reads stdin and, in the form for a start event (argv[3]), prints a valid hook answer that says memory
 # was not restored. A relative script path is taken from the git top level of the session's directory.
 # `{q}` is the quote the surrounding shell leaves alone; the text holds no other quote, `$` or backtick.
+# Only os and sys are imported, with the built-in SHA-256 (json only to word a mismatch), and Python runs
+# with -I -S: the check and the warm path together must cost little more than starting the interpreter.
 _PIN_HEAD = (
-    "import hashlib,json,os,pathlib,sys;a=sys.argv;w=json.dumps;p=a[1];c=pathlib.Path.cwd();"
-    "t=next((d for d in (c,*c.parents) if (d/{q}.git{q}).exists()),c);"
-    "p=p if os.path.isabs(p) else str(t/p);"
+    "import os,sys;a=sys.argv;w=lambda s:__import__({q}json{q}).dumps(s);p=a[1];c=os.getcwd();"
+    "exec({q}try:from _sha256 import sha256 as S\\nexcept ImportError:\\n try:from _sha2 import sha256 as S"
+    "\\n except ImportError:from hashlib import sha256 as S{q});"
+    "ps=[c]+[c:=os.path.dirname(c) for _ in range(64)];"
+    "t=next((d for d in ps if os.path.lexists(os.path.join(d,{q}.git{q}))),ps[0]);"
+    "p=p if os.path.isabs(p) else os.path.join(t,p);"
     "b=open(p,{q}rb{q}).read() if os.path.isfile(p) else b{q}{q};"
-    "ok=hashlib.sha256(b).hexdigest()==a[2];"
+    "ok=S(b).hexdigest()==a[2];"
     "ok or sys.stdin.buffer.read();"
 )
 _PIN_NOTICE = (
@@ -130,9 +135,9 @@ def brief_command(harness: str, event: str | None, where: Location, digest: str,
     tail = ["--hook", "--harness", harness]
     if windows:
         code = pin_code(harness, chr(39), start=event is not None)
-        return f'{where.python(True)} -I -c "{code}" "{where.script}" {" ".join([*head[1:], *tail])}; exit 0'
+        return f'{where.python(True)} -I -S -c "{code}" "{where.script}" {" ".join([*head[1:], *tail])}; exit 0'
     code = pin_code(harness, chr(34), start=event is not None)
-    return f"{where.python(False)} -I -c {shlex.quote(code)} {shlex.join([*head, *tail])}"
+    return f"{where.python(False)} -I -S -c {shlex.quote(code)} {shlex.join([*head, *tail])}"
 
 
 def _sweep_handler(harness: str, where: Location) -> dict[str, Any] | None:

@@ -26,6 +26,8 @@ FRONTMATTER_MAX_DEPTH = 16
 CONNECTION_CAP_BYTES = 8 * KIB
 # What the hook reads from the harness on stdin.
 HOOK_STDIN_CAP_BYTES = 1 * MIB
+# One startup cache record (a brief of at most 12 KiB, twice, plus its key and folder stamps).
+STARTUP_CACHE_RECORD_CAP_BYTES = 256 * KIB
 
 # Rendering: UTF-8 bytes of the whole model-visible text.
 SESSION_START_CEILING_BYTES = 12 * KIB

@@ -33,7 +33,7 @@ from continuity.errors import InputRejected, UsageError
 
 SCRIPT_REL = harness.SCRIPT_REL
 PACKAGE = "continuity"
-HOOK_ROOTS = ("continuity.hook", "continuity.connection")
+HOOK_ROOTS = ("continuity.entry", "continuity.hook", "continuity.connection", "continuity.fastpath")
 BEGIN = "# BEGIN PINNED MODULES"
 END = "# END PINNED MODULES"
 TRUST_AGAIN = (
@@ -105,9 +105,8 @@ def module_closure(src: Path, roots: tuple[str, ...] = HOOK_ROOTS) -> list[str]:
     """The package files (relative to `src`, with '/') that importing `roots` may load."""
     seen: set[str] = set()
     queue = [PACKAGE, *roots]
-    for root in roots:
-        if _module_file(src, root) is None:
-            raise UsageError(f"{src} has no module {root}; is this a continuity checkout?")
+    if not any(_module_file(src, root) is not None for root in roots):
+        raise UsageError(f"{src} has no module {roots[0]}; is this a continuity checkout?")
     while queue:
         name = queue.pop()
         parts = name.split(".")
@@ -238,7 +237,11 @@ def problems(checkout: Path) -> list[str]:
     script = checkout / SCRIPT_REL
     have = embedded(script.read_text(encoding="utf-8"))
     want = module_digests(checkout / "src")
-    differ = sorted(rel for rel in set(have) | set(want) if have.get(rel) != want.get(rel))
+    # Changed modules first, then those that entered or left the closure: the edit is what to review.
+    differ = sorted(
+        (rel for rel in set(have) | set(want) if have.get(rel) != want.get(rel)),
+        key=lambda rel: (rel not in have or rel not in want, rel),
+    )
     if differ:
         names = ", ".join(f"src/{rel}" for rel in differ[:5]) + (" …" if len(differ) > 5 else "")
         found.append(f"{SCRIPT_REL} pins other module digests than the code has ({names})")

@@ -6,21 +6,19 @@ the SHA-256 of the brief, never its text. `lifecycle doctor` shows the last deli
 event, and `lifecycle render --explain` prints the digest of the brief that would be delivered now,
 so a person can compare the two.
 
-Receipts live in `$XDG_STATE_HOME/continuity/receipts.json` (else `~/.local/state/…`), outside the
-vault (they are about this computer), mode 0600, replaced atomically (without fsync: see
-`write_quick`). The checkout is recorded as a digest of its path, so the file names no folder. A
-receipt that cannot be written is skipped: proof of delivery must never cost a delivery. Standard
-library only: it runs inside the hook.
+Receipts live in `$XDG_STATE_HOME/continuity/receipts/` (else `~/.local/state/…`), outside the
+vault (they are about this computer): one small JSON file per checkout, harness and event, mode 0600,
+replaced atomically without fsync. The warm path writes them with `fastpath.write_receipt` (no `json`
+import there). The checkout is recorded as a digest of its path, so no file names a folder. A
+receipt that cannot be written is skipped: proof of delivery must never cost a delivery.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
-import time
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +37,15 @@ def state_home() -> Path:
     return Path(base) / "continuity"
 
 
-def receipts_path() -> Path:
-    return state_home() / "receipts.json"
+def receipts_dir() -> Path:
+    return state_home() / "receipts"
 
 
 def checkout_digest(checkout: Path | None) -> str | None:
     """A short digest that tells checkouts apart without naming them."""
-    if checkout is None:
-        return None
-    return hashlib.sha256(str(checkout).encode("utf-8", errors="surrogateescape")).hexdigest()[:16]
+    from continuity import fastpath
+
+    return fastpath.checkout_digest(None if checkout is None else str(checkout))
 
 
 def read_json_capped(path: Path, cap: int) -> Any:
@@ -85,46 +83,48 @@ def write_quick(path: Path, text: str) -> None:
         raise
 
 
-def _entries() -> dict[str, dict[str, Any]]:
-    doc = read_json_capped(receipts_path(), limits.RECEIPTS_CAP_BYTES)
-    if not isinstance(doc, dict) or doc.get("version") != RECEIPTS_VERSION:
-        return {}
-    found = doc.get("deliveries")
-    if not isinstance(found, dict):
-        return {}
-    return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, dict)}
-
-
-def _utc(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+def _entries() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    try:
+        names = sorted(os.listdir(receipts_dir()))
+    except OSError:
+        return out
+    for name in names[: limits.RECEIPTS_MAX_ENTRIES]:
+        if name.endswith(".json") and not name.startswith("."):
+            doc = read_json_capped(receipts_dir() / name, limits.RECEIPTS_CAP_BYTES)
+            if isinstance(doc, dict):
+                out.append(doc)
+    return out
 
 
 def record(
     brief: Brief, source: str | None, checkout: Path | None, recovery_note: bool, now: float | None = None
 ) -> None:
     """Remember this delivery as the last one for its checkout, harness and event."""
-    digest = checkout_digest(checkout)
-    entry = {
-        "time": _utc(time.time() if now is None else now),
-        "harness": brief.harness,
-        "event": brief.event,
-        "source": source,
-        "status": brief.status,
-        "bytes": brief.bytes,
-        "tokens_estimate": brief.tokens_estimate,
-        "sha256": brief.sha256,
-        "recovery_note": recovery_note,
-        "checkout": digest,
-    }
+    from continuity import fastpath
+
+    fastpath.write_receipt(
+        {
+            "harness": brief.harness,
+            "event": brief.event,
+            "source": source,
+            "status": brief.status,
+            "bytes": brief.bytes,
+            "tokens_estimate": brief.tokens_estimate,
+            "sha256": brief.sha256,
+            "recovery_note": recovery_note,
+            "checkout": checkout_digest(checkout),
+        },
+        now,
+    )
+
+
+def stored_text() -> str:
+    """Every receipt file's text, for checking what the receipts hold."""
     try:
-        entries = _entries()
-        entries[f"{digest}:{brief.harness}:{brief.event}"] = entry
-        newest = sorted(entries.items(), key=lambda item: str(item[1].get("time", "")), reverse=True)
-        kept = dict(newest[: limits.RECEIPTS_MAX_ENTRIES])
-        text = json.dumps({"version": RECEIPTS_VERSION, "deliveries": kept}, indent=1, sort_keys=True)
-        write_quick(receipts_path(), text + "\n")
+        return "".join((receipts_dir() / name).read_text("utf-8") for name in sorted(os.listdir(receipts_dir())))
     except OSError:
-        pass
+        return ""
 
 
 def last_deliveries(checkout: Path | None = None) -> list[dict[str, Any]]:
@@ -134,7 +134,7 @@ def last_deliveries(checkout: Path | None = None) -> list[dict[str, Any]]:
     """
     wanted = checkout_digest(checkout)
     newest: dict[tuple[str, str], dict[str, Any]] = {}
-    for entry in _entries().values():
+    for entry in _entries():
         if wanted is not None and entry.get("checkout") != wanted:
             continue
         item = {key: entry.get(key) for key in FIELDS}

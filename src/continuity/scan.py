@@ -59,6 +59,7 @@ class ScanResult:
     links: tuple[str, ...] = ()
     special: tuple[str, ...] = ()  # FIFOs, sockets, devices: never opened
     unreadable: tuple[str, ...] = ()
+    visited: tuple[str, ...] = ()  # folders listed, in order (the startup cache re-checks their stamps)
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -95,6 +96,7 @@ class _State:
     links: list[str] = field(default_factory=list)
     special: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    visited: list[str] = field(default_factory=list)
 
     def schedule(self, rel: str) -> None:
         if rel in self.scheduled:
@@ -108,6 +110,7 @@ class _State:
     def visit_dir(self, rel: str) -> None:
         """List one folder, counting every entry; stops mid-folder when a bound is reached."""
         folder = self.root / rel
+        self.visited.append(rel)
         names: set[str] = set()
         files: list[str] = []
         truncated = False
@@ -213,6 +216,7 @@ def scan(
         links=tuple(sorted(set(state.links))),
         special=tuple(sorted(set(state.special))),
         unreadable=tuple(sorted(set(state.unreadable))),
+        visited=tuple(state.visited),
     )
 
 

@@ -1,81 +1,51 @@
-"""A machine-local cache of validated briefs, so an unchanged vault costs almost nothing to serve.
+"""The cold path's side of the startup cache: validate, render, and leave a record for the warm path.
 
-The key is a digest of everything the brief depends on: every gathered byte (hot sources, every
-handoff file, INDEX and MEMORY_POLICY), the event, the harness, the connection, and the digest of this
-package's own code. Reading and hashing a few small files is cheap; parsing YAML and scanning for
-secrets is not, so only a changed key takes the cold path. A hit returns exactly what the cold path
-returned for the same key, so the cache can change how fast a brief comes, never what it says.
+A record (see `fastpath`) holds the key of everything the brief depends on, the stamps of the folders
+the startup vault check visited, the hook's exact output for this harness and event, and the brief
+with its sources for `lifecycle render --format json`. A hit returns exactly what this cold path
+returned for the same key, so the cache changes how fast a brief comes, never what it says.
 
-The cache lives under the user's cache directory (`$XDG_CACHE_HOME/continuity/startup`, else
-`~/.cache/…`), outside the vault, one file per connection and event, mode 0600, written atomically.
-It holds the rendered brief, which is private memory: the folder is created 0700. A file that cannot
-be read or parsed is a miss, never an error; `CONTINUITY_NO_CACHE=1` turns the cache off.
+Records live under the user's cache directory (`$XDG_CACHE_HOME/continuity/startup`, else
+`~/.cache/…`), outside the vault, one per connection, event, harness and caller (the pinned hook and
+the command line keep separate records, since their code digests are computed differently), mode
+0600 in a 0700 folder, because a brief is private memory. An unreadable record is a miss, never an
+error; `CONTINUITY_NO_CACHE=1` turns the cache off.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from continuity import render, sources
+from continuity import fastpath, render, sources
 from continuity.connection import Connection
 from continuity.render import Brief, SourceView
 
-CACHE_VERSION = 1
 _code_digest: str | None = None
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "continuity" / "startup"
-
-
 def code_digest() -> str:
-    """The digest of the package's modules: a code change invalidates every cached brief."""
+    """The digest of the package's modules, for callers that are not the pinned startup script."""
     global _code_digest
     if _code_digest is None:
         h = hashlib.sha256()
         package = Path(__file__).resolve().parent
         for path in sorted(package.glob("*.py")):
-            h.update(path.name.encode() + b"\0")
-            h.update(path.read_bytes())
+            h.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
         _code_digest = h.hexdigest()
     return _code_digest
 
 
-def _slot(root: Path, conn: Connection, event: str, harness: str) -> Path:
-    ident = f"{root}\0{conn.project}\0{conn.device}\0{event}\0{harness}"
-    return cache_dir() / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
+def enabled() -> bool:
+    return os.environ.get("CONTINUITY_NO_CACHE") != "1"
 
 
-def _key(gathered: sources.Gathered, root: Path, harness: str) -> str:
-    material = f"{CACHE_VERSION}\0{code_digest()}\0{root}\0{harness}\0{gathered.digest()}"
-    return hashlib.sha256(material.encode()).hexdigest()
-
-
-def _load(slot: Path, key: str) -> Brief | None:
-    try:
-        with open(slot, "rb") as handle:
-            stored: dict[str, Any] = json.loads(handle.read())
-        if stored.get("version") != CACHE_VERSION or stored.get("key") != key:
-            return None
-        views = tuple(SourceView(**view) for view in stored["sources"])
-        return Brief(
-            stored["event"], stored["harness"], stored["status"], stored["text"], views, tuple(stored["notices"])
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _store(slot: Path, key: str, brief: Brief) -> None:
-    from continuity import atomic
-
+def _brief_json(brief: Brief) -> bytes:
     record = {
-        "version": CACHE_VERSION,
-        "key": key,
         "event": brief.event,
         "harness": brief.harness,
         "status": brief.status,
@@ -94,31 +64,70 @@ def _store(slot: Path, key: str, brief: Brief) -> None:
         ],
         "notices": list(brief.notices),
     }
+    return json.dumps(record, ensure_ascii=False).encode("utf-8")
+
+
+def _brief_from(blob: bytes) -> Brief | None:
     try:
-        slot.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic.write_text(slot, json.dumps(record, ensure_ascii=False), 0o600)
-    except OSError:
-        pass  # a cache that cannot be written only makes the next start slower
+        stored: dict[str, Any] = json.loads(blob)
+        views = tuple(SourceView(**view) for view in stored["sources"])
+        return Brief(
+            stored["event"], stored["harness"], stored["status"], stored["text"], views, tuple(stored["notices"])
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
-def enabled() -> bool:
-    return os.environ.get("CONTINUITY_NO_CACHE") != "1"
+def cold(root: Path, conn: Connection, event: str, harness: str) -> tuple[Brief, tuple[str, ...]]:
+    """The validated brief, and the folders its vault check visited."""
+    from continuity import scan
 
-
-def cold(gathered: sources.Gathered, harness: str) -> Brief:
+    gathered = sources.gather(root, conn.project, conn.device, event)
     views, notices = sources.validate(gathered)
-    return render.render(gathered.event, harness, views, notices)
+    try:
+        result = scan.scan(root, conn.project, conn.device)
+        notices += scan.notices(result)
+        visited: tuple[str, ...] = result.visited
+    except Exception as exc:  # the vault check adds a notice; it never stops a session start
+        notices.append(f"vault check could not run ({type(exc).__name__}); run 'lifecycle doctor'")
+        visited = ()
+    return render.render(event, harness, views, notices), visited
 
 
 def brief_for(root: Path, conn: Connection, event: str, harness: str) -> Brief:
-    gathered = sources.gather(root, conn.project, conn.device, event)
     if not enabled():
-        return cold(gathered, harness)
-    slot = _slot(root, conn, event, harness)
-    key = _key(gathered, root, harness)
-    cached = _load(slot, key)
-    if cached is not None:
-        return cached
-    brief = cold(gathered, harness)
-    _store(slot, key, brief)
+        return cold(root, conn, event, harness)[0]
+    code = fastpath.CODE or code_digest()
+    who = "hook" if fastpath.CODE else "cli"
+    base = str(root)
+    slot = fastpath.slot_path(base, conn.project, conn.device, event, harness, who)
+    # The key is taken before reading, so a change during the cold path only causes another miss.
+    key = fastpath.vault_key(base, conn.project, conn.device, event, harness, code)
+    record = fastpath.read_record(slot)
+    if record is not None and record[0] == key:
+        _, dirs, _, blobs = record
+        if all(fastpath.dir_stamp(base, rel) == stamp for rel, stamp in dirs):
+            cached = _brief_from(blobs.get("brief", b""))
+            if cached is not None:
+                return cached
+    root_stamp = fastpath.dir_stamp(base, ".")
+    brief, visited = cold(root, conn, event, harness)
+    # Folder stamps are taken after the scan: a folder changed in between is caught at the next start
+    # only if it changes again, a window of milliseconds that a person's sync engine cannot aim at.
+    stamps = [(".", root_stamp)] + [(rel, fastpath.dir_stamp(base, rel)) for rel in visited]
+    _store(slot, key, stamps, brief)
     return brief
+
+
+def _store(slot: str, key: str, stamps: list[tuple[str, str]], brief: Brief) -> None:
+    from continuity import hook
+
+    fields = {
+        "status": brief.status,
+        "bytes": str(brief.bytes),
+        "tokens_estimate": str(brief.tokens_estimate),
+        "sha256": brief.sha256,
+    }
+    blobs = {"output": hook.hook_output(brief.event, brief).encode("utf-8"), "brief": _brief_json(brief)}
+    with contextlib.suppress(OSError):  # a cache that cannot be written only makes the next start slower
+        fastpath.write_private(slot, fastpath.encode_record(key, stamps, fields, blobs))

@@ -14,6 +14,7 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
+from continuity import fastpath
 from continuity.errors import InputRejected, NoteError
 
 SYSTEM = "00-system"
@@ -58,10 +59,6 @@ ALL_DIRS = (
     LEASES,
 )
 
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_USE_DIR_FD = os.open in os.supports_dir_fd and bool(_O_NOFOLLOW) and bool(_O_DIRECTORY)
 
 
 def project_profile(project: str) -> str:
@@ -91,24 +88,8 @@ def safe_rel(rel: str) -> str:
 
 
 def _open_nofollow(vault: Path, rel: str) -> int:
-    """Open `rel` for reading, refusing a symbolic link at any component."""
-    parts = rel.split("/")
-    if not _USE_DIR_FD:
-        current = vault
-        for part in parts:
-            current = current / part
-            if current.is_symlink():
-                raise OSError(errno.ELOOP, "symbolic link", str(current))
-        return os.open(current, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
-    dir_fd = os.open(vault, os.O_RDONLY | _O_DIRECTORY)
-    try:
-        for part in parts[:-1]:
-            next_fd = os.open(part, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW, dir_fd=dir_fd)
-            os.close(dir_fd)
-            dir_fd = next_fd
-        return os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Open `rel` for reading, refusing a symbolic link at any component (shared with the warm path)."""
+    return fastpath.open_nofollow(str(vault), rel)
 
 
 def read_capped(vault: Path, rel: str, cap: int) -> bytes:

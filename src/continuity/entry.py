@@ -1,0 +1,161 @@
+"""The startup script's full path: option parsing, the cold hook, the manual render, re-execution.
+
+`scripts/agent-startup-context.py` stays small (a compiled module is cached, a script is compiled at
+every run) and pinned: it checks the digests of the modules it loads, serves an unchanged vault from
+`fastpath`, and hands everything else to `main` here. Standard library only at import time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+START_EVENTS = ("SessionStart", "SubagentStart")
+
+USAGE = (
+    "usage: agent-startup-context.py --hook --harness codex|claude\n"
+    "       agent-startup-context.py --render [--event SessionStart|SubagentStart] "
+    "[--format text|json] [--harness codex|claude]"
+)
+
+
+def parse_options(argv: list[str]) -> tuple[str | None, dict[str, str]]:
+    mode, opts, rest = None, {"event": "SessionStart", "format": "text", "harness": "codex"}, list(argv)
+    allowed = {"event": ("SessionStart", "SubagentStart"), "format": ("text", "json"), "harness": ("codex", "claude")}
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("--hook", "--render"):
+            mode = arg[2:]
+            continue
+        name, _, value = arg[2:].partition("=")
+        if not arg.startswith("--") or name not in allowed:
+            return None, opts
+        if not value:
+            if not rest:
+                return None, opts
+            value = rest.pop(0)
+        if value not in allowed[name]:
+            return None, opts
+        opts[name] = value
+    return mode, opts
+
+
+def _reexec(python: str, argv: list[str], data: bytes) -> bytes | None:
+    """Run the startup script (argv[0]) again with the connection's interpreter; its stdout, or None."""
+    import subprocess
+
+    env = dict(os.environ, CONTINUITY_REEXEC="1")
+    try:
+        proc = subprocess.run(
+            [python, os.path.abspath(sys.argv[0]), *argv], input=data, capture_output=True, env=env, timeout=25
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _import_failure_output(harness: str, data: bytes, exc: ImportError) -> str:
+    """Valid hook JSON that says private memory was not restored because an import failed."""
+    import json
+
+    try:
+        payload = json.loads(data.decode("utf-8", errors="replace") or "null")
+    except ValueError:
+        return ""
+    if not isinstance(payload, dict) or payload.get("hook_event_name") not in ("SessionStart", "SubagentStart"):
+        return ""
+    event = payload["hook_event_name"]
+    name = getattr(exc, "name", None) or "a dependency"
+    text = (
+        f'<private-memory event="{event}" status="unavailable">\n'
+        f"Private memory was not restored (the startup code could not import {name} with this Python; "
+        "set `python` in the checkout's .agent-vault to an interpreter that has continuity installed). "
+        "Continue under AGENTS.md and the repository's instructions, and do not claim that private "
+        "identity, preferences or handoffs were restored.\n</private-memory>"
+    )
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+def site_packages() -> None:
+    """The hook command runs Python with -S for speed; the full path needs site-packages back."""
+    if sys.flags.no_site:
+        import site
+
+        site.main()
+
+
+def hook_full(harness: str, data: bytes | None) -> int:
+    """The full hook path (the warm path missed): validate, render, record; always exit 0."""
+    site_packages()
+    try:
+        from continuity import hook
+
+        if data is None:
+            data = hook.read_stdin()
+        out = hook.run_hook(harness, data)
+    except ImportError as exc:
+        if not data:
+            try:
+                data = sys.stdin.buffer.read(1 << 20)
+            except (OSError, ValueError, AttributeError):
+                data = b""
+        if os.environ.get("CONTINUITY_REEXEC") != "1":
+            python = _connection_python(data)
+            if python and os.path.abspath(python) != os.path.abspath(sys.executable):
+                again = _reexec(python, ["--hook", "--harness", harness], data)
+                if again is not None:
+                    sys.stdout.write(again.decode("utf-8", errors="replace"))
+                    return 0
+        out = _import_failure_output(harness, data, exc)
+    except Exception:
+        if os.environ.get("CONTINUITY_DEBUG") == "1":
+            raise
+        out = ""
+    if out:
+        sys.stdout.write(out + "\n")
+    return 0
+
+
+def _connection_python(data: bytes) -> str | None:
+    try:
+        import json
+        from pathlib import Path
+
+        from continuity import connection
+
+        payload = json.loads(data.decode("utf-8", errors="replace") or "null")
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        conn = connection.discover(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
+        return conn.python
+    except Exception:
+        return None
+
+
+def render_main(opts: dict[str, str], code_digest: str) -> int:
+    site_packages()
+    try:
+        from pathlib import Path
+
+        from continuity import fastpath, hook
+
+        fastpath.CODE = code_digest
+    except ImportError as exc:
+        sys.stderr.write(f"agent-startup-context: error: cannot import {exc.name or 'continuity'}\n")
+        return 3
+    text, code = hook.render_command(Path.cwd(), opts["event"], opts["format"], opts["harness"])
+    sys.stdout.write(text + "\n")
+    return code
+
+
+def main(argv: list[str], data: bytes | None, code_digest: str) -> int:
+    """Everything after the pinned checks; `data` is stdin when the warm path already read it."""
+    mode, opts = parse_options(argv)
+    if mode == "hook":
+        from continuity import fastpath
+
+        fastpath.CODE = code_digest
+        return hook_full(opts["harness"], data)
+    if mode != "render":
+        sys.stderr.write(USAGE + "\n")
+        return 2
+    return render_main(opts, code_digest)
