@@ -251,7 +251,7 @@ def locate_package(start: Path, package: str) -> tuple[Path, str]:
     given = Path(package)
     if len(given.parts) == 1 and given.name not in (".", ".."):
         return require_repo(start), given.name
-    folder = Path(os.path.abspath(start / given))  # noqa: PTH100 (resolve() would follow links)
+    folder = Path(os.path.abspath(start / given))
     repo = find_repo_root(folder.parent.parent)
     if repo is None or os.path.realpath(folder.parent) != os.path.realpath(outbox_path(repo)):
         raise InputRejected(f"{folder} is not a package directly inside a repository's output/ folder")
