@@ -343,3 +343,32 @@ def _lease_checks(out: _Run, root: Path, device: str, now: dt.datetime | None) -
     if status.invalid:
         described = [message if rel in message else f"{rel}: {message}" for rel, message in status.invalid]
         out.add("lease.invalid", "warn", f"unusable lease file(s): {'; '.join(described[:MAX_NAMED])}")
+
+
+def _hook_pin(ctx: Context) -> list[Check]:
+    """A stale pin makes the startup hook refuse to run, so restoration is not ready: an error."""
+    from continuity import pin
+
+    ok, message = pin.check_for(ctx.cwd)
+    return [check("hook.pin", "ok" if ok else "error", message)]
+
+
+def _deliveries(ctx: Context) -> list[Check]:
+    """Proof of delivery: what the hook last gave each harness, to compare with `render --explain`."""
+    from continuity import receipts
+
+    found = receipts.last_deliveries(ctx.conn.repo)
+    if not found:
+        return [check("hook.delivery", "ok", "no hook delivery recorded for this checkout on this computer yet")]
+    return [
+        check(
+            f"hook.delivery.{item['harness']}.{item['event']}",
+            "ok",
+            f"last {item['harness']} {item['event']} at {item['time']}: {item['status']}, {item['bytes']} bytes, "
+            f"sha256 {str(item['sha256'])[:12]}",
+        )
+        for item in found
+    ]
+
+
+PROVIDERS.extend([_hook_pin, _deliveries])
