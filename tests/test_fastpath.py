@@ -1,0 +1,154 @@
+"""The warm startup path: same bytes as the cold path, served without the heavy imports.
+
+These run the checked-in hook command through a real shell in a copy of the checkout, so they prove
+what a harness gets, and read `-X importtime` to prove which modules a warm start loads.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hookkit import command, connect, context_of, hook_env, hooks_doc, make_checkout, payload, run_shell
+from hypothesis import given
+from hypothesis import strategies as st
+
+from continuity import fastpath, minijson
+
+HEAVY = ("re", "json", "pathlib", "dataclasses", "ruamel", "detect_secrets", "typer", "portalocker", "click")
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("fast")
+    (base / "home").mkdir()
+    tree = make_checkout(base / "copy")
+    connect(tree, base / "vault")
+    return tree
+
+
+def start(tree: Path, event: str = "SessionStart", **env: str) -> str:
+    data = payload(event, tree / "src", source="startup")
+    done = run_shell(command(hooks_doc(tree), event), data, tree / "src", **env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return context_of(done.stdout, event)
+
+
+def warm_imports(tree: Path, event: str = "SessionStart") -> set[str]:
+    data = json.dumps(payload(event, tree / "src", source="startup"))
+    script = tree / "scripts" / "agent-startup-context.py"
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", str(script), "--hook", "--harness", "codex"],
+        cwd=tree / "src",
+        input=data,
+        capture_output=True,
+        text=True,
+        env=hook_env(),
+        timeout=60,
+    )
+    assert '"restored"' in done.stdout.replace('\\"', '"')
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+@pytest.mark.parametrize("event", ["SessionStart", "SubagentStart"])
+def test_the_warm_path_serves_the_cold_bytes_without_heavy_imports(
+    checkout: Path, home_env: None, event: str
+) -> None:
+    cold = start(checkout, event, CONTINUITY_NO_CACHE="1")
+    first = start(checkout, event)  # fills the cache
+    assert first == cold
+    loaded = warm_imports(checkout, event)
+    assert "continuity.fastpath" in loaded
+    assert not {name for name in loaded if name.split(".")[0] in HEAVY}, sorted(loaded)
+    assert start(checkout, event) == cold
+
+
+def test_a_changed_source_is_seen_at_once(checkout: Path, home_env: None) -> None:
+    vault = checkout.parent / "vault"
+    project = next((vault / "10-project").iterdir()) / "PROJECT.md"
+    before = start(checkout)
+    original = project.read_text()
+    try:
+        project.write_text(original.replace("## Brief\n", "## Brief\n\n- freshly edited line\n"))
+        after = start(checkout)
+        assert "freshly edited line" in after and after != before
+        assert after == start(checkout, CONTINUITY_NO_CACHE="1")
+    finally:
+        project.write_text(original)
+
+
+def test_a_conflict_copy_appearing_reaches_the_warm_brief(checkout: Path, home_env: None) -> None:
+    vault = checkout.parent / "vault"
+    start(checkout)
+    copy = vault / "00-system" / "PREFERENCES (1).md"
+    copy.write_text("---\ntype: preferences\n---\nother\n")
+    try:
+        text = start(checkout)
+        assert "sync-conflict" in text
+        assert text == start(checkout, CONTINUITY_NO_CACHE="1")
+    finally:
+        copy.unlink()
+    assert "sync-conflict" not in start(checkout)
+
+
+def test_a_corrupt_record_is_a_miss(checkout: Path, home_env: None) -> None:
+    expected = start(checkout)
+    folder = Path(fastpath.cache_dir())
+    for record in folder.glob("*.rec"):
+        record.write_bytes(b"continuity-startup-cache 3\nkey x\nend\nblob output 99999\n{")
+    assert start(checkout) == expected
+
+
+@pytest.fixture
+def home_env(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the module's home (where its cache lives) for every test of this file."""
+    home = checkout.parent / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".st"))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_the_small_json_reader_agrees_with_the_standard_one(value: object) -> None:
+    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False, indent=1)):
+        assert minijson.parse_json(text) == json.loads(text)
+
+
+@given(st.text())
+def test_the_string_writer_round_trips(text: str) -> None:
+    assert json.loads(minijson.json_string(text)) == text
+
+
+@given(st.text(max_size=40))
+def test_the_small_json_reader_rejects_what_json_rejects(text: str) -> None:
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        with pytest.raises((ValueError, IndexError)):
+            minijson.parse_json(text)
+    else:
+        if isinstance(expected, float) or "Infinity" in text or "NaN" in text:
+            return
+        assert minijson.parse_json(text) == expected
+
+
+def test_the_cli_stays_light() -> None:
+    """`--help`, `lease status` and `handoff current` load neither YAML nor the secret scanner."""
+    for args in (["--help"], ["lease", "status"], ["handoff", "current"]):
+        code = (
+            "import sys;from continuity.cli import app;"
+            f"app({args!r}, prog_name='lifecycle', standalone_mode=False);"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ruamel','detect_secrets')), file=sys.stderr)"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert done.stderr.strip().splitlines()[-1] == "[]", (args, done.stderr)
