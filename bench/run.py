@@ -118,10 +118,12 @@ def main() -> None:
         ).encode()  # fmt: skip
         bare = [sys.executable, "-I", "-S", "-c", "pass"]
         hook = ["bash", "-c", hook_command(checkout)]
+        script = [sys.executable, "-I", "-S", str(checkout / "scripts" / "agent-startup-context.py"), "--hook"]
         common = {"cwd": cwd, "env": env}
         timed(hook, stdin=payload, **common)  # fill the cache
         rows = [
             pairwise("hook, warm", bare, hook, args.repeat, stdin=payload, **common),
+            pairwise("hook script alone, warm (no shell, no pin)", bare, script, args.repeat, stdin=payload, **common),
             pairwise(
                 "hook, cold (every hot source changed)",
                 bare,
