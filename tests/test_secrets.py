@@ -236,6 +236,7 @@ def test_scanning_prose_does_not_import_detect_secrets() -> None:
         "import sys\nimport continuity.secrets as s\n"
         "assert 'detect_secrets' not in sys.modules\n"
         "s.scan_text('# Notes\\nWe discussed the API key rotation and the password policy.\\n' * 50)\n"
+        "s.scan_text('IBM Cloud API keys: see https://cloud.ibm.com/docs/account?topic=account-userapikey\\n')\n"
         "assert 'detect_secrets' not in sys.modules\n"
         "print('ok')\n"
     )

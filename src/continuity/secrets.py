@@ -158,7 +158,6 @@ DETECT_SECRETS_PLUGINS = (
     "IbmCosHmacDetector",
     "SoftlayerDetector",
 )
-_DS_TRIGGERS = ("artifactory", "jfrog", "cloudant", "discord", "ibm", "softlayer", "cos_hmac", "cos-hmac")
 _DS_DETECTORS = {
     "Artifactory Credentials": "artifactory-token",
     "Cloudant Credentials": "cloudant-credentials",
@@ -167,25 +166,35 @@ _DS_DETECTORS = {
     "IBM COS HMAC Credentials": "ibm-cos-hmac-key",
     "SoftLayer Credentials": "softlayer-api-key",
 }
-
-
-def _wants_detect_secrets(line: str) -> bool:
-    """A line names one of the adapter's services and holds a run long enough for its keys."""
-    lowered = line.lower()
-    named = "AKC" in line or any(trigger in lowered for trigger in _DS_TRIGGERS)
-    return named and rules.compiled(r"[A-Za-z0-9_\-.+/=]{20}").search(line) is not None
+# Shapes of what the adapter's plugins look for, slightly wider than theirs: the whole note is
+# searched for them (C speed), and only lines with a match go to detect-secrets.
+_DS_SHAPES = (
+    r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27}",  # Discord bot token
+    r"AKC[A-Za-z0-9]{10}|AP[0-9A-F][A-Za-z0-9]{8}",  # Artifactory
+)
+# IBM Cloud, IBM COS, SoftLayer and Cloudant keys follow a name that says so.
+_DS_NAMES = ("ibm", "softlayer", "cloudant", "hmac")
 
 
 def _detect_secrets_candidates(doc: _Doc) -> list[Candidate]:
-    if "AKC" not in doc.text and not any(trigger in doc.lowered for trigger in _DS_TRIGGERS):
+    text = doc.text
+    wanted: set[int] = set()
+    for shape in _DS_SHAPES:
+        wanted.update(doc.line_of(m.start()) for m in _rx(shape).finditer(text))
+    if any(name in doc.lowered for name in _DS_NAMES):
+        long_run = _rx(r"[A-Za-z0-9_\-]{24}")
+        for number, line in enumerate(doc.lines, start=1):
+            lowered = line.lower()
+            if (
+                any(name in lowered for name in _DS_NAMES)
+                and any(word in lowered for word in ("key", "pwd", "pass", "token"))
+                and long_run.search(line)
+            ):
+                wanted.add(number)
+    if not wanted:
         return []
-    wanted = [
-        (number, line.rstrip("\r")) for number, line in enumerate(doc.lines, start=1) if _wants_detect_secrets(line)
-    ]
-    out: list[Candidate] = []
-    for number, detector, value in detect_secrets_scan(wanted):
-        out.append((doc.starts[number - 1], detector, value))
-    return out
+    lines = [(number, doc.lines[number - 1].rstrip("\r")) for number in sorted(wanted)]
+    return [(doc.starts[number - 1], detector, value) for number, detector, value in detect_secrets_scan(lines)]
 
 
 def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
