@@ -306,6 +306,9 @@ def test_cli_secret_never_printed(connected: Path) -> None:
 def test_cli_refusals(connected: Path) -> None:
     result = cli(["handoff", "new", "--title", "Bad", "--from", "-"], "no sections\n")
     assert result.exit_code == 5 and "nothing was written" in result.stderr
+    result = cli(["handoff", "new", "--title", "Bad", "--from", "-"], "---\nid: [\n---\n" + HANDOFF_BODY)
+    assert result.exit_code == 5 and result.stderr.count("\n") == 1 and "invalid frontmatter" in result.stderr
+    assert cli(["handoff", "new", "--title", "Bad", "--from", "/nonexistent/x.md"]).exit_code == 2
     write_lease(connected, "desktop", dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1))
     result = cli(["handoff", "new", "--title", "Blocked"])
     assert result.exit_code == 4
