@@ -362,3 +362,16 @@ def test_approve_asks_on_a_terminal(connected: Path) -> None:
     accepted = _run_on_terminal(["approve", first], "y\n")
     assert accepted.returncode == 0, accepted.stderr
     assert (connected / "30-memory/facts/fact-asked.md").exists()
+
+
+def test_edit_asks_on_a_terminal(connected: Path, tmp_path: Path) -> None:
+    source = tmp_path / "soul.md"
+    source.write_text(SOUL)
+    # Approves the content, says the sync is not known to be current, then declines the risk.
+    declined = _run_on_terminal(["edit", "soul", "--from", str(source)], "y\nn\nn\n")
+    assert declined.returncode == 2 and b"Accept the concurrency risk" in declined.stderr
+    assert not (connected / vault.SOUL).exists()
+    accepted = _run_on_terminal(["edit", "soul", "--from", str(source)], "y\ny\n")
+    assert accepted.returncode == 0, accepted.stderr
+    assert b"+- Careful and brief." in accepted.stdout  # the diff was shown before asking
+    assert (connected / vault.SOUL).read_text() == SOUL
