@@ -566,41 +566,44 @@ _FOREIGN_NOUNS = (
 )
 # (detector, gate, expression): the expression runs only when the lower-cased note holds one of the
 # gate's substrings. Group 1 is an optional quote, group 2 the value.
+_PASS = words("pass")
 _PROSE_FORMS = (
     # "Zx9!kLm2 is the password", "`…` was our staging password"
     (
         "password-sentence",
-        words("is_the was_the is_my was_my is_our was_our is_your is_his is_her is_their", "_"),
+        (_PASS, words("is_the was_the is_my was_my is_our was_our is_your is_his is_her is_their", "_")),
         r"(?i:(?<![^\s\"'`(])([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}(?:is|was)[ \t]{1,4}"
         r"(?:the|my|our|your|his|her|their)[ \t]{1,4}(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b)",
     ),
     # "changed the root password to Zx9!kLm2"
     (
         "password-sentence",
-        words("changed reset set updated rotated"),
+        (_PASS, words("changed reset set updated rotated")),
         r"(?i:\b(?:changed|reset|set|updated|rotated)[ \t]{1,4}(?:the[ \t]{1,4}|my[ \t]{1,4}|our[ \t]{1,4})?"
         r"(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)[ \t]{1,4}to[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128}))",
     ),
     # "use Zx9!kLm2 as the password", "log in with password Zx9!kLm2"
     (
         "password-sentence",
-        words("use_", "_"),
+        (_PASS, words("use_", "_")),
         r"(?i:\buse[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}as[ \t]{1,4}"
         r"(?:the[ \t]{1,4}|a[ \t]{1,4})?(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b)",
     ),
     (
         "password-sentence",
-        words("with_ using_ via_", "_"),
+        (_PASS | words("pw"), words("with_ using_ via_", "_")),
         r"(?i:\b(?:with|using|via)[ \t]{1,4}(?:the[ \t]{1,4})?(?:password|passphrase|pwd|pw)"
         r"[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128}))",
     ),
     # "Passwort ist …", "mot de passe : …", "密码是…", "パスワードは…"
     (
         "password-sentence",
-        words(
-            "passwort kennwort mot_de_passe contraseña senha wachtwoord lösenord hasło пароль "
-            "密码 密碼 パスワード 비밀번호",
-            "_",
+        (
+            words(
+                "passwort kennwort mot_de_passe contraseña senha wachtwoord lösenord hasło пароль "
+                "密码 密碼 パスワード 비밀번호",
+                "_",
+            ),
         ),
         r"(?i:" + _FOREIGN_NOUNS + r"[^\n:=：]{0,30}?(?:[ \t]{1,4}(?:ist|lautet|est|es|é|is|är|jest)"
         r"[ \t]{1,4}|[ \t]{0,4}[:=：][ \t]{0,4}|是|は|는[ \t]{0,4})([\"'`「]?)([!#-&(-_a-~]{6,128}))",
@@ -608,21 +611,21 @@ _PROSE_FORMS = (
     # "login: admin / Zx9!kLm2", "credentials — deploy:Zx9!kLm2"
     (
         "credential-pair",
-        words("cred login user"),
+        (words("cred login user"), words("/ :")),
         r"(?i:\b(?:creds|credentials|login|user(?:name)?[ \t]{0,2}/[ \t]{0,2}pass(?:word)?)\b"
         r"[ \t]{0,4}(?:[:=\-–—]|is|are)[ \t]{0,4}()[^\s/:\"'`]{1,64}[ \t]{0,2}[/:][ \t]{0,2}([^\s\"'`]{6,128}))",
     ),
     # ~/.netrc: machine host login me password …
     (
         "netrc-password",
-        words("machine"),
+        (words("machine"), words("password")),
         r"(?:^|[ \t])machine[ \t]{1,8}[^\s]{1,253}[ \t\n]{1,8}(?:login[ \t]{1,8}[^\s]{1,253}"
         r"[ \t\n]{1,8})?password[ \t]{1,8}()([^\s]{1,256})",
     ),
     # sshpass -p '…', docker login -p …, mysql -p…
     (
         "cli-password",
-        words("_-p", "_"),
+        (words("_-p", "_"), words("sshpass login mysql")),
         r"\b(?:sshpass|(?:docker|podman|helm[ \t]{1,4}registry)[ \t]{1,4}login|mysql|mysqladmin|mysqldump)"
         r"[^\n]{0,120}?[ \t]-p(?:[ \t]{1,4})?([\"']?)([^\s\"'-][^\s\"']{3,255})\1",
     ),
@@ -634,7 +637,7 @@ def _prose_forms(doc: _Doc) -> list[Candidate]:
     lowered = doc.lowered
     out: list[Candidate] = []
     for detector, gate, pattern in _PROSE_FORMS:
-        if not any(word in lowered for word in gate):
+        if not all(any(word in lowered for word in group) for group in gate):
             continue
         for match in _rx(pattern).finditer(doc.text):
             quote, value = match.group(1), match.group(2)
