@@ -185,6 +185,8 @@ PW = "Vq7#mL2x" + "!Rt9"  # split so that no line of this file reads as an assig
         ("| DB password | " + PW + " |", "secret-assignment"),
         ('PASSWORD: str = "' + PW + '"', "secret-assignment"),
         ("mysql --password " + PW, "secret-assignment"),
+        ('os.environ["API_KEY"] = "' + "a8F3kd92LsQ0pW7zX1cV5bN4" + '"', "secret-assignment"),
+        ('{"password": "' + PW + '"}', "secret-assignment"),
         ("Prod DB password - " + PW, "password-sentence"),
         (PW + " is the password for the lab router", "password-sentence"),
         ("use " + PW + " as the admin password", "password-sentence"),

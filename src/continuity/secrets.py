@@ -83,6 +83,17 @@ class _Doc:
             self._hits = [m.span() for m in found]
         return self._hits
 
+    def caseless(self, pattern: str) -> tuple[re.Pattern[str], str]:
+        """A case-blind matcher for a lower-case `pattern`, and the text to run it on.
+
+        Matching the lower-cased text with a case-sensitive expression gives the same offsets as
+        matching the text itself, and compiles far faster than IGNORECASE with non-ASCII classes;
+        when lower-casing moved offsets (rare non-ASCII), IGNORECASE on the text is the fallback.
+        """
+        if len(self.lowered) == len(self.text):
+            return rules.compiled(pattern, re.MULTILINE), self.lowered
+        return rules.compiled(pattern, re.MULTILINE | re.IGNORECASE), self.text
+
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
@@ -445,7 +456,10 @@ def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | 
     Also reads through a type annotation (`password: str = "…"`, `val token: String = "…"`) and, for
     command-line flags, a value after a space (`--password hunter2`).
     """
-    match = _rx(_ANNOTATED_TAIL).match(text, end) or _rx(_TAIL).match(text, end)
+    ahead = text[end : end + 16].lstrip("\"']*_ \t")[:1]
+    match = None
+    if ahead and ahead in ":=|":  # cheap test first: prose ("key points") has no operator here
+        match = _rx(_ANNOTATED_TAIL).match(text, end) or _rx(_TAIL).match(text, end)
     if match and match.groupdict().get("op") not in ("==", "!="):
         quoted = match.group("q") is not None
         return (match.group("qv") if quoted else match.group("uv")), quoted, match.end()
@@ -508,10 +522,10 @@ def _path_like(value: str) -> bool:
 
 # "The password is …", "pw for staging: …", "the API token is …": secrets written in sentences.
 _SENTENCE = (
-    r"(?i:(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
+    r"(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
     r"([ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?|[ \t]{0,4}\([^)\n]{1,40}\))?"
     r"[ \t]{0,4}([ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|[ \t](?:set|changed|reset)[ \t]to|=|:|->|→|—|–|[ \t]-)"
-    r"[ \t]{1,4}(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4}|simply[ \t]{1,4})?)"
+    r"[ \t]{1,4}(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4}|simply[ \t]{1,4})?"
     r"([\"'`“‘]?)([^\s\"'`”’]{4,256})"
 )
 
@@ -519,15 +533,16 @@ _SENTENCE = (
 def _sentences(doc: _Doc) -> list[Candidate]:
     """Secrets written in sentences; a bare `name: value` is left to the assignment detector."""
     text = doc.text
-    sentence = _rx(_SENTENCE)
+    sentence, haystack = doc.caseless(_SENTENCE)
     out: list[Candidate] = []
     for hit_start, _ in doc.hits:
         if hit_start > 0 and (text[hit_start - 1].isalnum() or text[hit_start - 1] == "_"):
             continue
-        match = sentence.match(text, hit_start)
+        match = sentence.match(haystack, hit_start)
         if match is None:
             continue
-        keyword, clause, op, quote, value = match.groups()
+        keyword, clause, op, quote, _ = match.groups()
+        value = text[match.start(5) : match.end(5)]
         if op in (":", "=") and clause is None:
             continue
         password = keyword.lower().startswith("p")
@@ -572,28 +587,28 @@ _PROSE_FORMS = (
     (
         "password-sentence",
         (_PASS, words("is_the was_the is_my was_my is_our was_our is_your is_his is_her is_their", "_")),
-        r"(?i:(?<![^\s\"'`(])([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}(?:is|was)[ \t]{1,4}"
-        r"(?:the|my|our|your|his|her|their)[ \t]{1,4}(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b)",
+        r"(?<![^\s\"'`(])([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}(?:is|was)[ \t]{1,4}"
+        r"(?:the|my|our|your|his|her|their)[ \t]{1,4}(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b",
     ),
     # "changed the root password to Zx9!kLm2"
     (
         "password-sentence",
         (_PASS, words("changed reset set updated rotated")),
-        r"(?i:\b(?:changed|reset|set|updated|rotated)[ \t]{1,4}(?:the[ \t]{1,4}|my[ \t]{1,4}|our[ \t]{1,4})?"
-        r"(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)[ \t]{1,4}to[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128}))",
+        r"\b(?:changed|reset|set|updated|rotated)[ \t]{1,4}(?:the[ \t]{1,4}|my[ \t]{1,4}|our[ \t]{1,4})?"
+        r"(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)[ \t]{1,4}to[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128})",
     ),
     # "use Zx9!kLm2 as the password", "log in with password Zx9!kLm2"
     (
         "password-sentence",
         (_PASS, words("use_", "_")),
-        r"(?i:\buse[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}as[ \t]{1,4}"
-        r"(?:the[ \t]{1,4}|a[ \t]{1,4})?(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b)",
+        r"\buse[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128})\1[ \t]{1,4}as[ \t]{1,4}"
+        r"(?:the[ \t]{1,4}|a[ \t]{1,4})?(?:[a-z]{1,20}[ \t]{1,4}){0,2}pass(?:word|phrase)\b",
     ),
     (
         "password-sentence",
         (_PASS | words("pw"), words("with_ using_ via_", "_")),
-        r"(?i:\b(?:with|using|via)[ \t]{1,4}(?:the[ \t]{1,4})?(?:password|passphrase|pwd|pw)"
-        r"[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128}))",
+        r"\b(?:with|using|via)[ \t]{1,4}(?:the[ \t]{1,4})?(?:password|passphrase|pwd|pw)"
+        r"[ \t]{1,4}([\"'`]?)([^\s\"'`]{6,128})",
     ),
     # "Passwort ist …", "mot de passe : …", "密码是…", "パスワードは…"
     (
@@ -605,15 +620,15 @@ _PROSE_FORMS = (
                 "_",
             ),
         ),
-        r"(?i:" + _FOREIGN_NOUNS + r"[^\n:=：]{0,30}?(?:[ \t]{1,4}(?:ist|lautet|est|es|é|is|är|jest)"
-        r"[ \t]{1,4}|[ \t]{0,4}[:=：][ \t]{0,4}|是|は|는[ \t]{0,4})([\"'`「]?)([!#-&(-_a-~]{6,128}))",
+        r"" + _FOREIGN_NOUNS + r"[^\n:=：]{0,30}?(?:[ \t]{1,4}(?:ist|lautet|est|es|é|is|är|jest)"
+        r"[ \t]{1,4}|[ \t]{0,4}[:=：][ \t]{0,4}|是|は|는[ \t]{0,4})([\"'`「]?)([!#-&(-_a-~]{6,128})",
     ),
     # "login: admin / Zx9!kLm2", "credentials — deploy:Zx9!kLm2"
     (
         "credential-pair",
         (words("cred login user"), words("/ :")),
-        r"(?i:\b(?:creds|credentials|login|user(?:name)?[ \t]{0,2}/[ \t]{0,2}pass(?:word)?)\b"
-        r"[ \t]{0,4}(?:[:=\-–—]|is|are)[ \t]{0,4}()[^\s/:\"'`]{1,64}[ \t]{0,2}[/:][ \t]{0,2}([^\s\"'`]{6,128}))",
+        r"\b(?:creds|credentials|login|user(?:name)?[ \t]{0,2}/[ \t]{0,2}pass(?:word)?)\b"
+        r"[ \t]{0,4}(?:[:=\-–—]|is|are)[ \t]{0,4}()[^\s/:\"'`]{1,64}[ \t]{0,2}[/:][ \t]{0,2}([^\s\"'`]{6,128})",
     ),
     # ~/.netrc: machine host login me password …
     (
@@ -639,8 +654,9 @@ def _prose_forms(doc: _Doc) -> list[Candidate]:
     for detector, gate, pattern in _PROSE_FORMS:
         if not all(any(word in lowered for word in group) for group in gate):
             continue
-        for match in _rx(pattern).finditer(doc.text):
-            quote, value = match.group(1), match.group(2)
+        compiled, haystack = doc.caseless(pattern)
+        for match in compiled.finditer(haystack):
+            quote, value = match.group(1), doc.text[match.start(2) : match.end(2)]
             if detector in ("netrc-password", "cli-password"):
                 ok = _credential_ok(value) and value[0] not in "$<{" and not _rx(r"[0-9:.]+").fullmatch(value)
             elif detector == "credential-pair":
