@@ -4,6 +4,7 @@ determinism, the detect-secrets adapter, and bounded behaviour on hostile input.
 from __future__ import annotations
 
 import random
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -223,6 +224,16 @@ def test_documented_example_values_are_not_findings() -> None:
     for sample in corpus.negatives():
         if sample.kind == "example-key":
             assert scan_text(sample.text) == [], sample.text
+
+
+def test_token_prefixes_lie_inside_token_runs() -> None:
+    """The prefilter looks for prefixes only in runs of token characters; a prefix with any other
+    character could never be found there."""
+    run_chars = set(string.ascii_letters + string.digits + "_-.+/=~:%")
+    for detector, prefixes, _pattern, _check, _bounds in secret_rules.RULES:
+        for prefix in prefixes:
+            assert set(prefix) <= run_chars, (detector, prefix)
+            assert secret_rules.runs("x " + prefix + "A" * 20 + " y"), (detector, prefix)
 
 
 def test_detector_ids_are_lowercase_kebab_case() -> None:

@@ -3,7 +3,7 @@
 Token formats follow the public rule sets of gitleaks and trufflehog. Each rule names literal
 prefixes that every match contains; its expression runs only when one of them occurs. The prefixes
 are not searched in the whole note but in its "runs": stretches of at least 16 token characters
-(letters, digits, `_-.+/=~:`). Every token lies inside one run, and prose has few runs, so a clean
+(letters, digits, `_-.+/=~:%`). Every token lies inside one run, and prose has few runs, so a clean
 note costs one regex pass and a few substring searches on a short string. Expressions start with
 their literal prefix and use bounded repetition, so the worst case stays linear in the input.
 
@@ -372,7 +372,7 @@ RULES: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = tuple(
 )
 
 # Every token above consists of these characters and is at least this long.
-RUN = r"(?<![A-Za-z0-9_\-.+/=~:])[A-Za-z0-9_\-.+/=~:]{16,}"
+RUN = r"(?<![A-Za-z0-9_\-.+/=~:%])[A-Za-z0-9_\-.+/=~:%]{16,}"
 
 
 def runs(text: str) -> str:
