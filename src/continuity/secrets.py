@@ -4,11 +4,17 @@ Private notes are where people paste credentials, so every source is scanned bef
 shown. A finding names the line, a stable detector id and a short fingerprint (a SHA-256 prefix of the
 value), never the value itself, so a notice, a log line or an exception can never leak what it found.
 
-Cost matters because this runs on the session-start hook's cold path. The common case is a clean prose
-note, so every detector is gated by literal substrings (`str.__contains__`, C speed) before any regular
-expression runs; expressions are compiled on first use; detect-secrets (hundreds of milliseconds to
-import) is imported only when a line holds something only its plugins recognise. Expressions use bounded
-repetition and literal anchors, so a 1 MiB line or 100,000 short lines scan in linear time.
+Detectors: token formats with their prefixes (`secret_rules`), private key blocks, service-account
+JSON, credentials in URLs and `curl -u`, `Authorization` headers, secret-named assignments in ENV,
+YAML, JSON, TOML and code, Kubernetes Secrets, passwords in sentences, shapes near a service's name
+(AWS, Twilio, Mailgun), and detect-secrets for the few formats it knows that we do not.
+
+Cost matters because this runs on the session-start hook's cold path, where a clean prose note is the
+common case. Every detector is gated by literal substrings (C-speed `in`) before any expression runs;
+expressions are compiled on first use, written with literal anchors and bounded repetition (a 1 MiB
+line or 100,000 short lines scan in bounded time), and case-blind ones run on the lower-cased text
+instead of using IGNORECASE, which compiles several times slower. detect-secrets (a few hundred
+milliseconds to import) is imported only for a line shaped like a key that only its plugins know.
 """
 
 from __future__ import annotations
@@ -215,7 +221,7 @@ def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, st
     (pinned to detect-secrets 1.5.0; tests exercise it), inside `transient_settings` so the process-wide
     settings are restored afterwards. Its heuristic filters are off: they drop real secrets, and the
     project's own placeholder checks run on our rules instead. Each line is scanned alone, so a
-    plugin's context is that line.
+    plugin's context is that line. Not thread-safe: detect-secrets' settings are process-wide.
     """
     if not lines:
         return []
