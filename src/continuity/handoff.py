@@ -70,9 +70,19 @@ def parse_handoff(data: bytes, rel: str) -> Handoff:
 
 
 def read_all(root: Path) -> list[tuple[str, bytes | NoteError]]:
-    """Every handoff file's bytes (or why it could not be read), in name order."""
+    """Every handoff file's bytes (or why it could not be read), in name order.
+
+    Sync-engine conflict copies are skipped: a copy carries the same id and `created` as its original,
+    so it would tie with it and could win on its name; doctor names the copies instead.
+    """
+    from continuity.conflicts import conflict_engine
+
+    listed = vault.list_notes(root, vault.HANDOFFS)
+    names = {rel.rsplit("/", 1)[1] for rel, _info in listed}
     out: list[tuple[str, bytes | NoteError]] = []
-    for rel, _info in vault.list_notes(root, vault.HANDOFFS):
+    for rel, _info in listed:
+        if conflict_engine(rel.rsplit("/", 1)[1], names.__contains__):
+            continue
         try:
             out.append((rel, vault.read_capped(root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)))
         except NoteError as exc:
