@@ -1082,6 +1082,12 @@ def variant_negatives(seed: int = 3) -> list[Sample]:
         ),
         ("example-key", "stripe.api_key = '" + j("sk_", "test_", "4eC39HqLyjWDarjtT1zdp7dc") + "'"),
         (
+            "example-key",
+            "Azurite: DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="
+            + j("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq", "/K1SZFPTOtr/KBHBeksoGMGw==")
+            + ";BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;",
+        ),
+        (
             "placeholder",
             "password: <your-password>\napi_key: YOUR_API_KEY_HERE\nsecret: '****'\ntoken: 'xxxxxxxxxxxxxxxx'",
         ),

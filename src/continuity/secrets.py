@@ -29,11 +29,21 @@ from continuity.secret_rules import words
 ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 SCAN_ERROR = "scan-error"
 # Fingerprints of values that vendors and standards publish in their documentation (the jwt.io
-# sample token, Stripe's and GitHub's documented example keys, RFC 6749's client credentials):
+# sample token, Stripe's and GitHub's documented example keys, RFC 6749's client credentials, the
+# Azure storage emulator's key):
 # examples, not leaks. Kept as fingerprints so that this file holds no token-shaped text. AWS's
 # documentation keys are caught by their EXAMPLE suffix.
 KNOWN_EXAMPLES = frozenset(
-    {"7f75367e7881", "2cafc0970149", "f2d6ca165150", "3543c50b0cb9", "bc3ae723f57c", "ca7459e2b267"}
+    {
+        "7f75367e7881",  # jwt.io's sample token
+        "2cafc0970149",  # Stripe's documented test key
+        "f2d6ca165150",  # Stripe's older documented test key
+        "3543c50b0cb9",  # GitHub's documented token example (ghp_)
+        "bc3ae723f57c",  # the same example as an OAuth token (gho_)
+        "ca7459e2b267",  # RFC 6749's client credentials in a Basic header
+        "0011cc25eb43",  # the Azure storage emulator's published account key
+        "900e6c2bf8ce",  # the same, as matched with its AccountKey= prefix
+    }
 )
 
 
