@@ -23,14 +23,15 @@ from continuity.errors import InputRejected, NotConnected
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
+PACKAGED = {"templates": "_templates", "vault-template": "_vault_template"}
+
+
 def resource_dir(name: str) -> Path:
-    """`templates/` or `vault-template/` of the checkout this package runs from."""
-    folder = CHECKOUT / name
-    if not folder.is_dir():
-        raise NotConnected(
-            f"cannot find {name}/ beside the package; install continuity from its checkout (pip install -e .)"
-        )
-    return folder
+    """`templates/` or `vault-template/`: the checkout's own, else the copy installed in the package."""
+    for folder in (CHECKOUT / name, Path(__file__).resolve().parent / PACKAGED[name]):
+        if folder.is_dir():
+            return folder
+    raise NotConnected(f"cannot find {name}/ beside or inside the package; reinstall continuity")
 
 
 @dataclass

@@ -341,7 +341,6 @@ def slugify(title: str, fallback: str) -> str:
     return slug or fallback
 
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 FALLBACK_HANDOFF = """# {{title}}
 
@@ -379,9 +378,12 @@ def template_body(name: str, values: dict[str, str], fallback: str) -> str:
     split off unparsed. The built-in fallback keeps the write commands usable from an installation
     without the checkout's `templates/` folder.
     """
+    from continuity.errors import NotConnected
+    from continuity.onboard import resource_dir
+
     body = fallback
-    path = TEMPLATES / name
-    with contextlib.suppress(OSError, NoteError, UnicodeDecodeError):
+    with contextlib.suppress(OSError, NoteError, UnicodeDecodeError, NotConnected):
+        path = resource_dir("templates") / name
         if path.is_file() and path.stat().st_size <= limits.LIFECYCLE_TEXT_CAP_BYTES:
             text = notes.normalize_newlines(path.read_text(encoding="utf-8").removeprefix("\ufeff"))
             body = notes.split_frontmatter(text, name)[1]
