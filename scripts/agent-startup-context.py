@@ -49,16 +49,17 @@ PINNED_MODULES = {
     "continuity/limits.py": "e0a049adf8c10b6422a26cbb295f9281a70228e47049bc71241d4f727bba98ab",
     "continuity/minijson.py": "c60d6189c9fd1bd28d58967b368f8f8d11aec7cb6351d45810bed0024b499d7c",
     "continuity/notes.py": "4a7831a20a42c6b15bda3a17ab8c5bb4433c700b608b0bf1373077ac61f93867",
+    "continuity/onboard.py": "b644c50813c505583b40ced9b8aa6f99b5526bcf9fe4f858a41309afd61b4372",
     "continuity/receipts.py": "a118aff677395565b76199f02bb1993cf522af052a38111a81464eb4d7698c8c",
     "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
     "continuity/scan.py": "a274c9ad5c27f828dd75825f5fdae77cc763e0cd8bbf3176ea6de9026fed8408",
     "continuity/secret_rules.py": "f653a4bb0ef967c74f5f3a36843d651215370b197355f507d28e627287240ef9",
-    "continuity/secrets.py": "5f12424c204d7be858ee08fd77f8ed107e3bd37d374e47cb4e100185b4ec8b65",
+    "continuity/secrets.py": "0350e7edc5e6f7a8cae8c554c20769be407e07ef5e8d9cf6a47c02db00963932",
     "continuity/sources.py": "df04d5ee5c878f1e7524e6789fdb8215a5965dc9e91f41e31feb95c7e7594582",
     "continuity/startup_cache.py": "3421e09f002dc9c9d941f1e7bd5745421df9579ed45ec1acb1b65a3c5315d55d",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
     "continuity/vault.py": "c8049f5af7852c15e36b025660c8e03358b89f741498d9099a31cc564e0bb3f5",
-    "continuity/writer.py": "0e8a80c5ba4bb88f087dcb16c0383742448ccf6834e71654482e5c678a5ff00a",
+    "continuity/writer.py": "bc25ecd4e8ec509fe764c5afefe01311a60f784349d957b877ae999b8ec560e5",
 }
 # END PINNED MODULES
 WARM_MODULES = ("continuity/__init__.py", "continuity/fastpath.py", "continuity/limits.py", "continuity/minijson.py")
