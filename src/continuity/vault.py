@@ -113,15 +113,7 @@ def read_capped(vault: Path, rel: str, cap: int) -> bytes:
             raise NoteError(f"{rel} is not a regular file", "invalid")
         if info.st_size > cap:
             raise NoteError(f"{rel} is {info.st_size} bytes, over its cap of {cap}", "too_large")
-        chunks: list[bytes] = []
-        remaining = cap + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
+        data = fastpath.read_fd_capped(fd, cap)
     except OSError as exc:
         raise NoteError(f"{rel} cannot be read ({exc.strerror})", "unreadable") from None
     finally:
