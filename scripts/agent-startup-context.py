@@ -58,7 +58,7 @@ PINNED_MODULES = {
     "continuity/sources.py": "df04d5ee5c878f1e7524e6789fdb8215a5965dc9e91f41e31feb95c7e7594582",
     "continuity/startup_cache.py": "3421e09f002dc9c9d941f1e7bd5745421df9579ed45ec1acb1b65a3c5315d55d",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
-    "continuity/vault.py": "c8049f5af7852c15e36b025660c8e03358b89f741498d9099a31cc564e0bb3f5",
+    "continuity/vault.py": "316fd77b89adfe61fdd9a9b9c29f1ed1a48e71f49b4e6329a6fc942c39a7f657",
     "continuity/writer.py": "bc25ecd4e8ec509fe764c5afefe01311a60f784349d957b877ae999b8ec560e5",
 }
 # END PINNED MODULES
