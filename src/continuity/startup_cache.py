@@ -105,9 +105,12 @@ def brief_for(root: Path, conn: Connection, event: str, harness: str) -> Brief:
     key = fastpath.vault_key(base, conn.project, conn.device, event, harness, code)
     record = fastpath.read_record(slot)
     if record is not None and record[0] == key:
-        _, dirs, _, blobs = record
-        if all(fastpath.dir_stamp(base, rel) == stamp for rel, stamp in dirs):
-            cached = _brief_from(blobs.get("brief", b""))
+        _, dirs, fields, blobs = record
+        blob = blobs.get("brief", b"")
+        # The blob's digest sits in the header: a damaged record is a miss, never a different brief.
+        intact = fields.get("brief_sha256") == hashlib.sha256(blob).hexdigest()
+        if intact and all(fastpath.dir_stamp(base, rel) == stamp for rel, stamp in dirs):
+            cached = _brief_from(blob)
             if cached is not None:
                 return cached
     root_stamp = fastpath.dir_stamp(base, ".")
@@ -122,12 +125,14 @@ def brief_for(root: Path, conn: Connection, event: str, harness: str) -> Brief:
 def _store(slot: str, key: str, stamps: list[tuple[str, str]], brief: Brief) -> None:
     from continuity import hook
 
+    brief_blob = _brief_json(brief)
     fields = {
         "status": brief.status,
         "bytes": str(brief.bytes),
         "tokens_estimate": str(brief.tokens_estimate),
         "sha256": brief.sha256,
+        "brief_sha256": hashlib.sha256(brief_blob).hexdigest(),
     }
-    blobs = {"output": hook.hook_output(brief.event, brief).encode("utf-8"), "brief": _brief_json(brief)}
+    blobs = {"output": hook.hook_output(brief.event, brief).encode("utf-8"), "brief": brief_blob}
     with contextlib.suppress(OSError):  # a cache that cannot be written only makes the next start slower
         fastpath.write_private(slot, fastpath.encode_record(key, stamps, fields, blobs))
