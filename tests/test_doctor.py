@@ -499,3 +499,26 @@ def test_extra_check_providers(vault: Path, monkeypatch: pytest.MonkeyPatch) -> 
     found = {c.id: c.level for c in report(vault).checks}
     assert found["hook.pin"] == "warn"
     assert found["provider.broken"] == "warn"
+
+
+def test_fix_removes_only_old_temporary_files_of_our_own_shape(vault: Path) -> None:
+    old = vault / "30-memory" / "facts" / ".fact-a.md.0123456789ab.tmp"
+    young = vault / "00-system" / ".SOUL.md.ba9876543210.tmp"
+    archived = vault / "90-archive" / "00-system" / ".SOUL.20260101T000000Z.md.aaaaaaaaaaaa.tmp"
+    lookalike = vault / "30-memory" / "facts" / ".notes.tmp"
+    for path in (old, young, archived, lookalike):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half a note")
+    stale = os.stat(old).st_mtime - limits.TEMP_FILE_STALE_SECONDS - 60
+    for path in (old, archived, lookalike):
+        os.utime(path, (stale, stale))
+    before = level_of(run()[1], "scan.temporary")
+    assert before == "warn"
+    code, document, stderr = run(False, "--fix")
+    assert not old.exists() and not archived.exists()
+    assert young.exists() and lookalike.exists()  # in flight, or not ours: left alone
+    assert "removed leftover temporary file 30-memory/facts/.fact-a.md.0123456789ab.tmp" in stderr
+    journal = (vault / "50-devices" / DEVICE / "journal.jsonl").read_text().splitlines()
+    assert [json.loads(line)["op"] for line in journal] == ["doctor.fix", "doctor.fix"]
+    young.unlink()
+    assert level_of(run()[1], "scan.temporary") == "ok"

@@ -405,8 +405,6 @@ def test_mixed_kills_across_every_writer_leave_the_vault_whole(setup: Setup) -> 
         assert "Traceback" not in done.stderr and done.returncode in (0, 1), (args, done.stderr)
 
 
-@pytest.mark.xfail(strict=True, reason="doctor's scan does not visit 90-archive/, where a killed 'edit' "
-                   "or 'archive' can leave a temporary file")
 def test_doctor_names_a_temporary_file_left_in_the_archive(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     for rel in vault.ALL_DIRS:

@@ -44,6 +44,9 @@ BRIEF_TARGET_TOKENS = 2000
 HOOK_TIMEOUT_SECONDS = 30
 SWEEP_HOOK_TIMEOUT_SECONDS = 60
 
+# `doctor --fix` removes only temporary files at least this old: a younger one may be a write in flight.
+TEMP_FILE_STALE_SECONDS = 10 * 60
+
 # Doctor's bounded metadata scan.
 DOCTOR_SCAN_MAX_ENTRIES = 1024
 DOCTOR_SCAN_MAX_DIRS = 512

@@ -52,13 +52,24 @@ def doctor(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 on any warning or an incomplete scan, too.")
     ] = False,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix", help="First remove temporary files this tool's writers left (older than ten minutes)."
+        ),
+    ] = False,
 ) -> None:
     """Check whether startup restoration is ready here, and say what to do when it is not.
 
     Exit 0 without errors, 1 with any error (with --strict also on warnings or an incomplete scan),
-    3 when this checkout is not connected or the vault is unreachable.
+    3 when this checkout is not connected or the vault is unreachable; with --fix, 4 while another
+    device holds the writer lease.
     """
     from continuity import doctor as core
+
+    if fix:
+        for rel in core.fix(Path.cwd(), on_wait=warn):
+            warn(f"removed leftover temporary file {rel}")
 
     report = core.run(Path.cwd())
     if not report.connected:
