@@ -173,17 +173,24 @@ def require_vault(conn: Connection) -> Path:
     raise NotConnected(f"the vault {conn.vault} is not reachable from this computer; is the sync folder mounted?")
 
 
-def render_connection(vault: Path, device: str, project: str, python: str | None) -> str:
+def _quoted(value: str) -> str:
+    """A JSON string on one line: readers split the file with `splitlines`, which also breaks at
+    U+0085, U+2028 and U+2029, characters that JSON leaves unescaped."""
     import json
 
+    text = json.dumps(value, ensure_ascii=False)
+    return text.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def render_connection(vault: Path, device: str, project: str, python: str | None) -> str:
     lines = [
         "# continuity: this checkout's link to its private vault. Machine-local; never commit it.",
-        f"vault: {json.dumps(str(vault), ensure_ascii=False)}",
+        f"vault: {_quoted(str(vault))}",
         f"device: {device}",
         f"project: {project}",
     ]
     if python:
-        lines.append(f"python: {json.dumps(python, ensure_ascii=False)}")
+        lines.append(f"python: {_quoted(python)}")
     return "\n".join(lines) + "\n"
 
 
