@@ -406,8 +406,8 @@ def serve(data: bytes, harness: str, code: str) -> bytes | None:
     if any(dir_stamp(root, rel) != stamp for rel, stamp in dirs):
         return None
     output = sections.get("output")
-    if output is None:
-        return None
+    if output is None or fields.get("output_sha256") != str(sha256(output).hexdigest()):
+        return None  # a damaged record is a miss, never a different brief
     write_receipt(
         {
             "harness": harness,

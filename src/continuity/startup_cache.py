@@ -133,6 +133,8 @@ def _store(slot: str, key: str, stamps: list[tuple[str, str]], brief: Brief) -> 
         "sha256": brief.sha256,
         "brief_sha256": hashlib.sha256(brief_blob).hexdigest(),
     }
-    blobs = {"output": hook.hook_output(brief.event, brief).encode("utf-8"), "brief": brief_blob}
+    output = hook.hook_output(brief.event, brief).encode("utf-8")
+    fields["output_sha256"] = hashlib.sha256(output).hexdigest()
+    blobs = {"output": output, "brief": brief_blob}
     with contextlib.suppress(OSError):  # a cache that cannot be written only makes the next start slower
         fastpath.write_private(slot, fastpath.encode_record(key, stamps, fields, blobs))
