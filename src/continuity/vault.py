@@ -81,7 +81,8 @@ def safe_rel(rel: str) -> str:
     """Check a vault-relative path given by a person or a note: no absolute paths, no `..`."""
     if not rel or "\x00" in rel or "\\" in rel:
         raise InputRejected(f"invalid vault path {rel!r}")
-    parts = PurePosixPath(rel).parts
+    # Split by hand: PurePosixPath drops "." and empty parts, so "." would name the vault itself.
+    parts = rel.split("/")
     if PurePosixPath(rel).is_absolute() or any(p in ("..", ".", "") for p in parts):
         raise InputRejected(f"path {rel!r} would leave the vault")
     return "/".join(parts)
