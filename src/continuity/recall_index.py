@@ -44,6 +44,10 @@ _STAMP_MODULES = (
     "notes.py",
     "secrets.py",
     "secret_rules.py",
+    "secret_doc.py",
+    "secret_structures.py",
+    "secret_assignments.py",
+    "secret_context.py",
     "limits.py",
 )
 _COLUMNS = (

@@ -9,7 +9,7 @@ their literal prefix and use bounded repetition, so the worst case stays linear 
 
 Where a format carries a checksum (GitHub's and npm's CRC32 in base62) a valid one is accepted
 outright; any other body must look random, which turns away `ghp_xxxx…` fillers and sequential
-examples. The value tests below are shared with the structural detectors in `secrets.py`.
+examples. The value tests below are shared with the detectors in the other `secret_*` modules.
 """
 
 from __future__ import annotations
