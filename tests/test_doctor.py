@@ -95,7 +95,8 @@ def test_clean_vault_is_ok_and_json_keys_are_pinned(vault: Path) -> None:
     expected = {
         "connection", "vault", "source.soul", "source.preferences", "source.project", "source.device",
         "source.handoff", "policy.index", "policy.memory_policy", "brief.SessionStart", "brief.SubagentStart",
-        "handoffs", "lease", "scan.conflicts", "scan.temporary", "scan.links", "scan.budget", "scan.complete", "hook.pin", "hook.delivery",
+        "handoffs", "lease", "scan.conflicts", "scan.temporary", "scan.links", "scan.budget", "scan.complete",
+        "hook.pin", "hook.delivery",
     }
     assert set(found) == expected
     assert "via AGENT_VAULT_CONNECTION" in found["connection"][1]
