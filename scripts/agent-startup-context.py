@@ -47,7 +47,7 @@ PINNED_MODULES = {
     "continuity/journal.py": "1d849efb3cb5721d8883832de6439978f327311dfed236080548d73f1490c3e0",
     "continuity/lease.py": "366e16832c9ddaed472790eb9b24163163cdc73a752f2e2dc0a75deda904d3ef",
     "continuity/limits.py": "04b80bfa83626125591ac580306dc939cc6746f583e9c7f444af0563d1195dce",
-    "continuity/minijson.py": "c60d6189c9fd1bd28d58967b368f8f8d11aec7cb6351d45810bed0024b499d7c",
+    "continuity/minijson.py": "e906cad0cce5a4bd7a4f38d089be4f7935bcc7a8464635394a7d009a76b228ad",
     "continuity/notes.py": "4a7831a20a42c6b15bda3a17ab8c5bb4433c700b608b0bf1373077ac61f93867",
     "continuity/onboard.py": "b644c50813c505583b40ced9b8aa6f99b5526bcf9fe4f858a41309afd61b4372",
     "continuity/receipts.py": "a118aff677395565b76199f02bb1993cf522af052a38111a81464eb4d7698c8c",

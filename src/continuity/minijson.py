@@ -87,7 +87,43 @@ def _value(text: str, i: int, depth: int) -> tuple[object, int]:
     if j == i:
         raise ValueError(f"unexpected character at {i}")
     number = text[i:j]
+    if not _is_number(number):
+        raise ValueError(f"bad number at {i}")
     return (float(number) if any(c in number for c in ".eE") else int(number)), j
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def _digits(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _DIGITS:
+        i += 1
+    return i
+
+
+def _is_number(text: str) -> bool:
+    """JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? (Python's int() is looser)."""
+    i = 1 if text.startswith("-") else 0
+    if text[i : i + 1] == "0":
+        i += 1
+    elif text[i : i + 1] in _DIGITS:
+        i = _digits(text, i)
+    else:
+        return False
+    if text[i : i + 1] == ".":
+        end = _digits(text, i + 1)
+        if end == i + 1:
+            return False
+        i = end
+    if text[i : i + 1] in ("e", "E"):
+        i += 1
+        if text[i : i + 1] in ("+", "-"):
+            i += 1
+        end = _digits(text, i)
+        if end == i:
+            return False
+        i = end
+    return i == len(text)
 
 
 def parse_json(text: str) -> object:
