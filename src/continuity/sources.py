@@ -159,7 +159,7 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
             "too_large",
             f"{label} left out: {chosen.size} bytes, over its cap of {limits.HANDOFF_CAP_BYTES}; "
             "no older handoff is used in its place",
-            None,
+            digest,  # it was read whole (under the 1 MiB lifecycle cap), so its digest is known
         )
     found = secret_notice(label, chosen.note.text)
     if found:
