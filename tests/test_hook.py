@@ -229,6 +229,8 @@ GARBAGE = [
     b'{"hook_event_name": "SessionStart", "hook_event_name": "SubagentStart", "cwd": "/"}',
     b"\xef\xbb\xbf{}",
     b'{"hook_event_name": "SessionStart", "cwd": "\xff\xfe"}',
+    b'{"hook_event_name": "SessionStart", "cwd": "/tmp/\\ud800/x"}',
+    b'{"hook_event_name": "SubagentStart", "cwd": "/", "source": 7}',
 ]
 
 
