@@ -40,7 +40,7 @@ PINNED_MODULES = {
     "continuity/entry.py": "42609700c766b1d6c0cfe0c8255e19ef2a95c04d11eb9cb41837afd7e398c663",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
-    "continuity/fastpath.py": "3195111be69a710d071dac68353d614bc37c01d59d69058b57e76cebcb00ea15",
+    "continuity/fastpath.py": "202b924223693826845b82eae820fdd940e4a07730c84d1d9b91114d40700a00",
     "continuity/handoff.py": "aa4ee2f05ae3139b1875b64fe895348cec21bbefb16db69c0b0275700673defc",
     "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
     "continuity/hookstate.py": "2189d59b488c6618a47bee0fd2446ec0270638df373db40cb7ebafb310bebf05",
@@ -59,7 +59,7 @@ PINNED_MODULES = {
     "continuity/secret_rules.py": "ffd26209a75fa66fac63708c352af9306ec67ae70ba0dba1f4938e8eed2c9e92",
     "continuity/secret_structures.py": "ea5cbb2b7bcd279bbc8fa10111037230f7dfa4b29504a177e3231464bf4c7814",
     "continuity/secrets.py": "897a5a623b504060a3d2824797032e9e1e97085329cacf7cec987404cd4eef25",
-    "continuity/sources.py": "df04d5ee5c878f1e7524e6789fdb8215a5965dc9e91f41e31feb95c7e7594582",
+    "continuity/sources.py": "025eba25aa7e3b77b4d555c17aa00b6b175a2f8571fa8dd34f05d1d76c873fa5",
     "continuity/startup_cache.py": "719bb583d709e54cf0c756e3526bc45a45dca2efdfed5840a242bec9d86d2b46",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
     "continuity/vault.py": "6c2278d71a75e4ed84aa255e36e78a69ff31148df342854c6d06c15d63bf5745",
@@ -109,6 +109,7 @@ def _private_bytecode():
     """Read and write compiled modules under the user's cache directory, never the checkout's."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     sys.pycache_prefix = os.path.join(base, "continuity", "pycache")
+    sys.dont_write_bytecode = False  # the cache is ours; without it every cold start recompiles everything
 
 
 def _changed_text(event, what):

@@ -180,8 +180,6 @@ def test_no_cache_setting_writes_nothing(vault: Path, conn: connection.Connectio
     assert records() == []
 
 
-@pytest.mark.xfail(strict=True, reason="fastpath.serve answers from an existing record even with "
-                   "CONTINUITY_NO_CACHE=1 (bug reported: fastpath.py is not this test's to fix)")
 def test_no_cache_setting_also_bypasses_the_hooks_warm_path(
     vault: Path, hooks: Hook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -339,8 +337,6 @@ def test_a_record_that_is_a_folder_or_a_link_is_a_miss(
             startup_cache.brief_for(vault, conn, SESSION, "codex")
 
 
-@pytest.mark.xfail(strict=True, raises=Alarm, reason="fastpath.read_record opens the record without "
-                   "O_NONBLOCK, so a FIFO in its place blocks the start (reported: fastpath.py)")
 def test_a_record_that_is_a_fifo_does_not_block(
     vault: Path, conn: connection.Connection, alarm: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

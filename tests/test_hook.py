@@ -350,8 +350,6 @@ def test_connection_file_that_is_a_link_is_not_followed(repo: Path, vault: Path,
     assert 'status="unavailable"' in context and MARK["soul"] not in context
 
 
-@pytest.mark.xfail(strict=True, raises=subprocess.TimeoutExpired, reason="fastpath.serve opens the connection "
-                   "file without O_NONBLOCK, so a FIFO there blocks the hook (reported: fastpath.py)")
 def test_connection_file_that_is_a_fifo_does_not_hang_the_hook(repo: Path) -> None:
     os.mkfifo(repo / connection.CONNECTION_FILE)
     proc = run_hook(payload(repo), timeout=3)

@@ -147,6 +147,17 @@ def open_nofollow(root: str, rel: str) -> int:
         os.close(dir_fd)
 
 
+def open_regular(path: str) -> int:
+    """Open a machine-local file for reading: never through a link, never blocking on a FIFO."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    return fd
+
+
 def read_fd_capped(fd: int, cap: int) -> bytes:
     chunks: list[bytes] = []
     remaining = cap + 1
@@ -291,7 +302,7 @@ def decode_record(data: bytes) -> tuple[str, list[tuple[str, str]], dict[str, st
 
 def read_record(path: str) -> tuple[str, list[tuple[str, str]], dict[str, str], dict[str, bytes]] | None:
     try:
-        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW)
+        fd = open_regular(path)
     except OSError:
         return None
     try:
@@ -368,6 +379,8 @@ def serve(data: bytes, harness: str, code: str) -> bytes | None:
     """The hook's stdout for an unchanged vault, or None when the full path must answer."""
     if harness not in HARNESSES or len(data) > limits.HOOK_STDIN_CAP_BYTES:
         return None
+    if os.environ.get("CONTINUITY_NO_CACHE") == "1":
+        return None
     try:
         payload = parse_json(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, IndexError):
@@ -386,7 +399,7 @@ def serve(data: bytes, harness: str, code: str) -> bytes | None:
     else:
         conn_file = os.path.join(repo, CONNECTION_FILE)
     try:
-        fd = os.open(conn_file, os.O_RDONLY | _O_NOFOLLOW)
+        fd = open_regular(conn_file)
         try:
             values = parse_connection_text(read_fd_capped(fd, limits.CONNECTION_CAP_BYTES).decode("utf-8"))
         finally:
