@@ -380,3 +380,21 @@ def test_profiles_created_by_init_are_valid_hot_sources(here: Path, new_vault: P
     assert notes.as_utc(device.meta["created"]) is not None
     assert "{{" not in (new_vault / vault.device_profile("laptop")).read_text()
     assert os.stat(new_vault / vault.device_profile("laptop")).st_mode & 0o077 == 0
+
+
+def test_a_vault_inside_the_checkout_is_refused(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repo)
+    result = CliRunner().invoke(app, ["init", "--new", "--vault", "vault"], prog_name="lifecycle")
+    assert result.exit_code == 5 and "inside this git checkout" in result.stderr
+    assert not (repo / "vault").exists() and not (repo / ".agent-vault").exists()
+
+
+def test_a_tracked_connection_file_is_refused(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / ".agent-vault").write_text("# committed by mistake\n")
+    git(repo, "add", "-f", ".agent-vault")
+    monkeypatch.chdir(repo)
+    result = CliRunner().invoke(
+        app, ["init", "--new", "--vault", str(tmp_path / "v"), "--force"], prog_name="lifecycle"
+    )
+    assert result.exit_code == 5 and "git rm --cached" in result.stderr
+    assert (repo / ".agent-vault").read_text() == "# committed by mistake\n"

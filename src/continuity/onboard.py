@@ -13,6 +13,7 @@ import datetime as dt
 import os
 import socket
 import stat
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +85,27 @@ def _check_new_target(path: Path) -> None:
             raise InputRejected(f"{path} is not empty; --new creates a vault only in an absent or empty folder")
 
 
+def _check_placement(repo: Path, root: Path) -> None:
+    """Private memory must never be committed: refuse a vault inside the checkout or a tracked connection."""
+    real_repo, real_root = repo.resolve(), Path(os.path.realpath(root))
+    if real_root == real_repo or real_repo in real_root.parents:
+        raise InputRejected(
+            f"the vault {root} would sit inside this git checkout, where it could be committed; "
+            "choose a folder outside the repository"
+        )
+    tracked = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", "--error-unmatch", connection.CONNECTION_FILE],
+        capture_output=True,
+        timeout=10,
+        check=False,
+    )
+    if tracked.returncode == 0:
+        raise InputRejected(
+            f"{connection.CONNECTION_FILE} is tracked by git; run 'git rm --cached {connection.CONNECTION_FILE}' "
+            "and commit, then run init again"
+        )
+
+
 def _create_note(root: Path, rel: str, text: str, result: InitResult) -> None:
     target = root / rel
     if os.path.lexists(target):
@@ -128,6 +150,7 @@ def init(
             f"this checkout is already connected (vault {existing.vault}, device {existing.device}, "
             f"project {existing.project}); rerun with --force to change it"
         )
+    _check_placement(repo, root)
     result = InitResult(file, root, device, project)
     if new:
         _check_new_target(root)
