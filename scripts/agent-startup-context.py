@@ -49,7 +49,7 @@ PINNED_MODULES = {
     "continuity/limits.py": "04b80bfa83626125591ac580306dc939cc6746f583e9c7f444af0563d1195dce",
     "continuity/minijson.py": "e906cad0cce5a4bd7a4f38d089be4f7935bcc7a8464635394a7d009a76b228ad",
     "continuity/notes.py": "4a7831a20a42c6b15bda3a17ab8c5bb4433c700b608b0bf1373077ac61f93867",
-    "continuity/onboard.py": "b644c50813c505583b40ced9b8aa6f99b5526bcf9fe4f858a41309afd61b4372",
+    "continuity/onboard.py": "9cfede3acd4022ded2d3209ceb76e5fc1ec09c505d66b4fff29d21a7d52c86a1",
     "continuity/receipts.py": "a118aff677395565b76199f02bb1993cf522af052a38111a81464eb4d7698c8c",
     "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
     "continuity/scan.py": "8de5c4eb5b813fb784fc7b71a58340b4444de2425ac71dfd5c5ffc789517aa86",
