@@ -41,7 +41,7 @@ PINNED_MODULES = {
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
     "continuity/fastpath.py": "202b924223693826845b82eae820fdd940e4a07730c84d1d9b91114d40700a00",
-    "continuity/handoff.py": "aa4ee2f05ae3139b1875b64fe895348cec21bbefb16db69c0b0275700673defc",
+    "continuity/handoff.py": "9d70182f8b9fee6fc32d1046d4a2b2a8fa0b3ca065f83795563f10566261bd68",
     "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
     "continuity/hookstate.py": "2189d59b488c6618a47bee0fd2446ec0270638df373db40cb7ebafb310bebf05",
     "continuity/journal.py": "1d849efb3cb5721d8883832de6439978f327311dfed236080548d73f1490c3e0",
@@ -59,10 +59,10 @@ PINNED_MODULES = {
     "continuity/secret_rules.py": "ffd26209a75fa66fac63708c352af9306ec67ae70ba0dba1f4938e8eed2c9e92",
     "continuity/secret_structures.py": "ea5cbb2b7bcd279bbc8fa10111037230f7dfa4b29504a177e3231464bf4c7814",
     "continuity/secrets.py": "897a5a623b504060a3d2824797032e9e1e97085329cacf7cec987404cd4eef25",
-    "continuity/sources.py": "025eba25aa7e3b77b4d555c17aa00b6b175a2f8571fa8dd34f05d1d76c873fa5",
+    "continuity/sources.py": "f7a517e44c5f3ce654b4c0accf7cdcb31c361fe98809ff7709d6a6b13f4ffbee",
     "continuity/startup_cache.py": "719bb583d709e54cf0c756e3526bc45a45dca2efdfed5840a242bec9d86d2b46",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
-    "continuity/vault.py": "6c2278d71a75e4ed84aa255e36e78a69ff31148df342854c6d06c15d63bf5745",
+    "continuity/vault.py": "243e7dae687e468d4c23f3ea3b2c53b828512e75e694334de5b6e617c902c1f6",
     "continuity/writer.py": "bc25ecd4e8ec509fe764c5afefe01311a60f784349d957b877ae999b8ec560e5",
 }
 # END PINNED MODULES

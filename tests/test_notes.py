@@ -302,3 +302,22 @@ def test_a_handoff_with_only_one_brief_section_is_valid_for_loading() -> None:
     assert handoff.brief_text(item).endswith("## Next actions\n- go")
     with pytest.raises(NoteError):
         handoff.parse_handoff((text + "## Completed work\n- done\n").encode(), "x.md")
+
+
+def test_a_newer_handoff_over_the_lifecycle_cap_is_chosen_then_left_out(tmp_path: Path) -> None:
+    """Never an older plan in its place: a huge newest handoff is selected by its head, then rejected."""
+    from briefkit import DEFAULT_HANDOFF, HANDOFF_DIR, handoff_note, make_vault
+
+    from continuity import limits, sources
+
+    root = make_vault(tmp_path / "vault")
+    huge = root / HANDOFF_DIR / "20990101T000000Z-dev-a-huge.md"
+    text = handoff_note("2099-01-01T00:00:00Z", hid="h-huge")
+    with open(huge, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.truncate(limits.LIFECYCLE_TEXT_CAP_BYTES + 4096)  # the rest reads as NUL bytes
+    views, _notices = sources.validate(sources.gather(root, "demo-app", "dev-a", "SessionStart"))
+    [view] = [v for v in views if v.name == "handoff"]
+    assert view.path == f"{HANDOFF_DIR}/{huge.name}" and view.reason == "too_large" and not view.included
+    assert view.sha256 is None and view.size == limits.LIFECYCLE_TEXT_CAP_BYTES + 4096
+    assert DEFAULT_HANDOFF.rsplit("/", 1)[1] not in (view.notice or "")

@@ -6,8 +6,9 @@ current handoff of a project is the newest syntactically valid `status: current`
 before gating: when the chosen handoff is then rejected (a secret, over its cap) no handoff is shown,
 and an older one is never used in its place, because an older plan would be silently wrong.
 
-A handoff larger than the general 1 MiB lifecycle cap is not valid lifecycle text, so it is reported
-as invalid and never considered at all.
+A handoff larger than the general 1 MiB lifecycle cap is never read whole: its frontmatter is read
+from its head, so that when it is the newest current one it is still chosen, and then left out as too
+large, rather than letting an older handoff stand in for it.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ class Selection:
 
 def parse_handoff(data: bytes, rel: str) -> Handoff:
     """A handoff that is valid for loading: frontmatter fields present and at least one brief section."""
-    note = notes.parse_note(data, rel)
+    return _checked(notes.parse_note(data, rel), rel, len(data), data, sections=True)
+
+
+def _checked(note: Note, rel: str, size: int, data: bytes, *, sections: bool) -> Handoff:
     meta = note.meta
     if meta.get("type") != "handoff":
         raise NoteError(f"{rel}: 'type' must be 'handoff'", "invalid")
@@ -64,9 +68,37 @@ def parse_handoff(data: bytes, rel: str) -> Handoff:
     created = notes.as_utc(meta.get("created"))
     if created is None:
         raise NoteError(f"{rel}: 'created' is missing or not a UTC time", "invalid")
-    if not any(notes.section(note.body, title) is not None for title in BRIEF_SECTIONS):
+    if sections and not any(notes.section(note.body, title) is not None for title in BRIEF_SECTIONS):
         raise NoteError(f"{rel}: none of the sections {', '.join(BRIEF_SECTIONS)} is present", "invalid")
-    return Handoff(rel, note, created, len(data), data)
+    return Handoff(rel, note, created, size, data)
+
+
+class Oversized(NoteError):
+    """A handoff over the 1 MiB lifecycle cap: only its head was read, for its frontmatter."""
+
+    def __init__(self, message: str, head: bytes, size: int) -> None:
+        super().__init__(message, "too_large")
+        self.head = head
+        self.size = size
+
+
+def _oversized(root: Path, rel: str, exc: NoteError) -> NoteError:
+    head = vault.read_head(root, rel, limits.FRONTMATTER_CAP_BYTES + 8)
+    if head is None:
+        return exc
+    data, size = head
+    return Oversized(str(exc), data, size)
+
+
+def _parse_head(item: Oversized, rel: str) -> Handoff:
+    """Selection needs only the frontmatter; the body of a file this large is never read."""
+    cut = item.head.rfind(b"\n")
+    text = notes.decode(item.head[: cut + 1], rel)
+    front, _body, start = notes.split_frontmatter(text, rel)
+    if front is None:
+        raise NoteError(f"{rel}: no frontmatter block", "invalid")
+    note = Note(notes.parse_frontmatter(front, rel), "", start, text)
+    return _checked(note, rel, item.size, b"", sections=False)
 
 
 def read_all(root: Path) -> list[tuple[str, bytes | NoteError]]:
@@ -86,18 +118,18 @@ def read_all(root: Path) -> list[tuple[str, bytes | NoteError]]:
         try:
             out.append((rel, vault.read_capped(root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)))
         except NoteError as exc:
-            out.append((rel, exc))
+            out.append((rel, _oversized(root, rel, exc) if exc.reason == "too_large" else exc))
     return out
 
 
 def select(files: list[tuple[str, bytes | NoteError]], project: str) -> Selection:
     result = Selection()
     for rel, data in files:
-        if isinstance(data, NoteError):
+        if isinstance(data, NoteError) and not isinstance(data, Oversized):
             result.invalid.append((rel, str(data)))
             continue
         try:
-            handoff = parse_handoff(data, rel)
+            handoff = _parse_head(data, rel) if isinstance(data, Oversized) else parse_handoff(data, rel)
         except NoteError as exc:
             result.invalid.append((rel, str(exc)))
             continue

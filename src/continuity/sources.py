@@ -151,7 +151,8 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
     if chosen is None:
         return SourceView("handoff", None, None, None, False, "missing")
     raw = Raw("handoff", chosen.rel, chosen.data, None, chosen.size)
-    digest = hashlib.sha256(chosen.data).hexdigest()
+    read_whole = chosen.size <= limits.LIFECYCLE_TEXT_CAP_BYTES
+    digest = hashlib.sha256(chosen.data).hexdigest() if read_whole else None
     label = f"handoff ({chosen.rel})"
     if chosen.size > limits.HANDOFF_CAP_BYTES:
         return _left_out(
@@ -159,7 +160,7 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
             "too_large",
             f"{label} left out: {chosen.size} bytes, over its cap of {limits.HANDOFF_CAP_BYTES}; "
             "no older handoff is used in its place",
-            digest,  # it was read whole (under the 1 MiB lifecycle cap), so its digest is known
+            digest,  # known when it was read whole (under the 1 MiB lifecycle cap), else null
         )
     found = secret_notice(label, chosen.note.text)
     if found:

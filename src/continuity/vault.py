@@ -124,6 +124,23 @@ def read_capped(vault: Path, rel: str, cap: int) -> bytes:
     return data
 
 
+def read_head(root: Path, rel: str, size: int) -> tuple[bytes, int] | None:
+    """The first `size` bytes of a regular vault file and its full size (None when it cannot be read)."""
+    try:
+        fd = _open_nofollow(root, rel)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return os.read(fd, size), info.st_size
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def list_notes(vault: Path, rel_dir: str) -> list[tuple[str, os.stat_result]]:
     """Regular `*.md` files directly in a vault folder, sorted by name, without following links.
 
