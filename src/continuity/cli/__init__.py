@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +28,13 @@ def _debug() -> bool:
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
+
+
+def _trace() -> None:
+    if _debug():
+        import traceback  # only here: it costs milliseconds at every start otherwise
+
+        traceback.print_exc()
 
 
 class FunnelGroup(TyperGroup):
@@ -65,20 +71,17 @@ class FunnelGroup(TyperGroup):
             click.echo(f"{label}: error: {_one_line(exc.format_message())}", err=True)
             code = EXIT_USAGE
         except ContinuityError as exc:
-            if _debug():
-                traceback.print_exc()
+            _trace()
             click.echo(f"{label}: error: {_one_line(str(exc))}", err=True)
             code = exc.exit_code
         except OSError as exc:
-            if _debug():
-                traceback.print_exc()
+            _trace()
             name = os.path.basename(str(exc.filename)) if exc.filename else ""
             where = f": {name}" if name else ""
             click.echo(f"{label}: error: {_one_line(exc.strerror or str(exc))}{where}", err=True)
             code = EXIT_PROBLEMS
         except Exception as exc:
-            if _debug():
-                traceback.print_exc()
+            _trace()
             click.echo(
                 f"{label}: error: unexpected {type(exc).__name__}; rerun with CONTINUITY_DEBUG=1 for details",
                 err=True,

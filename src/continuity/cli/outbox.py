@@ -5,7 +5,6 @@ standalone `artifactctl` app call, so the two can never drift apart. Core module
 each command to keep `--help` cheap.
 """
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,7 +32,9 @@ def _now(value: str | None) -> datetime | None:
 
 
 def _emit(doc: dict[str, Any]) -> None:
-    typer.echo(json.dumps({"version": 1, **doc}, indent=2, ensure_ascii=False))
+    from continuity.cli.output import emit_json
+
+    emit_json({"version": 1, **doc})
 
 
 def _plural(count: int, word: str, many: str | None = None) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import typer
 
 
 def emit_json(document: dict[str, Any]) -> None:
+    import json
+
     typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
 
 
