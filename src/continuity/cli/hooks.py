@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.output import emit, emit_json
+from continuity.cli.setup import Harness
 
 if TYPE_CHECKING:
     from continuity.render import Brief
@@ -19,11 +20,6 @@ hook_app = typer.Typer(
 hooks_app = typer.Typer(help="Install the hook handlers into a harness's configuration.", no_args_is_help=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
-
-
-class HarnessName(str, Enum):
-    codex = "codex"
-    claude = "claude"
 
 
 class Scope(str, Enum):
@@ -64,7 +60,7 @@ def pin_command(
 
 @hooks_app.command("install")
 def install_command(
-    harness_name: Annotated[HarnessName, typer.Option("--harness", help="Which harness's configuration.")],
+    harness_name: Annotated[Harness, typer.Option("--harness", help="Which harness's configuration.")],
     scope: Annotated[
         Scope, typer.Option(help="user: your harness settings, for any repository; project: this checkout.")
     ] = Scope.user,
@@ -91,7 +87,7 @@ def install_command(
         emit(f"{result.path} already holds the current handlers; nothing changed")
         return
     emit(f"wrote {result.path}")
-    if harness_name is HarnessName.codex:
+    if harness_name is Harness.codex:
         emit("Codex runs a new or changed hook only after you trust it: open /hooks in Codex and trust it.")
 
 
