@@ -81,8 +81,17 @@ _PIN_NOTICE = (
     "{q}<private-memory event={q}+w(a[3])+{q} status={q}+w({q}unavailable{q})+{q}>\\n{notice}\\n"
     "</private-memory>{q}))));"
 )
+# The verified bytes are compiled once per digest: the code object is kept under the user's cache
+# folder as `startup-<digest>-<python tag>.code` (the same trust as Python's own bytecode cache there),
+# which saves the compilation, the largest cost the warm path has left.
 _PIN_TAIL = (
-    "ok or sys.exit(0);sys.argv=[p]+a[{rest}:];exec(compile(b,p,{q}exec{q}),dict(__name__={q}__main__{q},__file__=p))"
+    "ok or sys.exit(0);sys.argv=[p]+a[{rest}:];R,W,E=({q}rb{q},{q}wb{q},{q}exec{q});"
+    "k=os.path.join(os.environ.get({q}XDG_CACHE_HOME{q}) or os.path.join(os.path.expanduser({q}~{q}),{q}.cache{q}),"
+    "{q}continuity{q},{q}pycache{q},{q}startup-{q}+a[2]+{q}-{q}+sys.implementation.cache_tag+{q}.code{q});"
+    "exec({q}import marshal\\ntry:C=marshal.loads(open(k,R).read())\\nexcept Exception:\\n C=compile(b,p,E)\\n"
+    " try:\\n  os.makedirs(os.path.dirname(k),448,True);t=k+str(os.getpid());f=open(t,W);f.write(marshal.dumps(C))"
+    ";f.close();os.replace(t,k)\\n except OSError:pass{q});"
+    "exec(C,dict(__name__={q}__main__{q},__file__=p))"
 )
 _NOT_RESTORED = (
     "Private memory was not restored: scripts/agent-startup-context.py changed since this hook was reviewed "
