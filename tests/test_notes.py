@@ -321,3 +321,58 @@ def test_a_newer_handoff_over_the_lifecycle_cap_is_chosen_then_left_out(tmp_path
     assert view.path == f"{HANDOFF_DIR}/{huge.name}" and view.reason == "too_large" and not view.included
     assert view.sha256 is None and view.size == limits.LIFECYCLE_TEXT_CAP_BYTES + 4096
     assert DEFAULT_HANDOFF.rsplit("/", 1)[1] not in (view.notice or "")
+
+
+plain_line = st.text(
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="#`~\r\n\x85\u2028\u2029"), max_size=40
+)
+
+
+@given(st.text(max_size=400))
+def test_compact_part_never_raises_and_never_invents_text(body: str) -> None:
+    part = notes.compact_part(body)
+    assert len(part) <= len(body)
+    assert all(line in body for line in part.split("\n"))
+
+
+@given(st.lists(plain_line, max_size=6), st.lists(plain_line, max_size=6), st.lists(plain_line, max_size=6))
+def test_compact_part_is_exactly_the_brief_section(before: list[str], inside: list[str], after: list[str]) -> None:
+    body = "\n".join([*before, "## brief", *inside, "## Next", *after])
+    assert notes.compact_part(body) == "\n".join(inside).strip("\n")
+
+
+@given(st.binary(max_size=400))
+def test_the_handoff_parser_accepts_only_whole_handoffs(data: bytes) -> None:
+    from continuity import handoff
+
+    for prefix in (b"", b"---\nid: h\ntype: handoff\nstatus: current\nproject: p\ndevice: d\n"):
+        try:
+            parsed = handoff.parse_handoff(prefix + data, "20-state/handoffs/h.md")
+        except NoteError:
+            continue
+        assert parsed.note.meta["type"] == "handoff" and parsed.created.tzinfo is not None
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 50), st.sampled_from(["current", "superseded"]), st.sampled_from(["p", "q"])),
+        max_size=8,
+    )
+)
+def test_selection_picks_the_newest_valid_current_handoff_of_the_project(specs: list[tuple[int, str, str]]) -> None:
+    from continuity import handoff
+
+    files: list[tuple[str, bytes | NoteError]] = []
+    for index, (day, status, project) in enumerate(specs):
+        text = (
+            f"---\nid: h{index}\ntype: handoff\nstatus: {status}\nproject: {project}\ndevice: d\n"
+            f'created: "2026-01-{1 + day % 28:02d}T00:00:{day % 60:02d}Z"\n---\n## Next actions\n- go\n'
+        )
+        files.append((f"20-state/handoffs/{index:02d}.md", text.encode()))
+    chosen = handoff.select(files, "p").chosen
+    wanted = [(1 + day % 28, day % 60, f"20-state/handoffs/{i:02d}.md")
+              for i, (day, status, project) in enumerate(specs) if status == "current" and project == "p"]
+    if not wanted:
+        assert chosen is None
+    else:
+        assert chosen is not None and chosen.rel == max(wanted)[2]
