@@ -37,6 +37,12 @@ def _trace() -> None:
         traceback.print_exc()
 
 
+def _no_args_is_help(exc: click.exceptions.UsageError) -> bool:
+    """A group called without its command: click 8.2 and later carry the whole help as the message."""
+    kind = getattr(click.exceptions, "NoArgsIsHelpError", None)
+    return kind is not None and isinstance(exc, kind)
+
+
 class FunnelGroup(TyperGroup):
     """A click group whose errors come out as one line and a documented exit code."""
 
@@ -60,12 +66,18 @@ class FunnelGroup(TyperGroup):
             click.echo(f"{label}: error: aborted", err=True)
             code = EXIT_USAGE
         except click.exceptions.UsageError as exc:
-            if not exc.format_message():  # bare `lifecycle`: the help was already printed
+            where = exc.ctx.command_path if exc.ctx is not None else label
+            hint = f" (see '{where} --help')"
+            if not exc.format_message():  # bare `lifecycle` under an older click: the help was printed
                 if standalone_mode:
                     sys.exit(EXIT_USAGE)
                 return EXIT_USAGE
-            hint = f" (see '{label} --help')"
-            click.echo(f"{label}: error: {_one_line(exc.format_message())}{hint}", err=True)
+            if _no_args_is_help(exc):
+                # `lifecycle` or `lifecycle lease` alone: the readable help, then the one error line.
+                click.echo(exc.format_message())
+                click.echo(f"{label}: error: missing command{hint}", err=True)
+            else:
+                click.echo(f"{label}: error: {_one_line(exc.format_message())}{hint}", err=True)
             code = EXIT_USAGE
         except click.exceptions.ClickException as exc:
             click.echo(f"{label}: error: {_one_line(exc.format_message())}", err=True)

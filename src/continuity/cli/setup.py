@@ -79,6 +79,10 @@ def render(
     from continuity import hook
 
     if explain:
+        if fmt is Format.json:
+            from continuity.errors import UsageError
+
+            raise UsageError("--explain prints text; for the figures as JSON use --format json without --explain")
         from continuity.cli.hooks import explain_command
 
         explain_command(event.value, harness.value)

@@ -1,0 +1,45 @@
+"""Regressions found by walking through the README as a new user: what the command line prints when
+it is used slightly wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import use_connection
+from typer.testing import CliRunner
+
+from continuity.cli import app
+
+
+@pytest.mark.parametrize(("args", "where"), [([], "lifecycle"), (["lease"], "lifecycle lease")])
+def test_a_group_without_its_command_prints_readable_help_and_one_error_line(
+    args: list[str], where: str
+) -> None:
+    result = CliRunner().invoke(app, args, prog_name="lifecycle")
+    assert result.exit_code == 2
+    assert result.stdout.startswith(f"Usage: {where} [OPTIONS] COMMAND [ARGS]...")
+    assert len(result.stdout.splitlines()) > 5, "the help keeps its lines"
+    assert result.stderr == f"lifecycle: error: missing command (see '{where} --help')\n"
+
+
+def test_a_usage_error_points_at_the_help_of_the_command_that_was_used() -> None:
+    result = CliRunner().invoke(app, ["budget", "--vault-files", "0"], prog_name="lifecycle")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("lifecycle: error: Invalid value for '--vault-files'")
+    assert result.stderr.rstrip("\n").endswith("(see 'lifecycle budget --help')")
+
+
+def test_render_explain_refuses_json_instead_of_printing_text(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_connection(monkeypatch, repo)
+    assert CliRunner().invoke(app, ["init", "--vault", str(tmp_path / "vault"), "--new"]).exit_code == 0
+    result = CliRunner().invoke(app, ["render", "--explain", "--format", "json"], prog_name="lifecycle")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("lifecycle: error: --explain prints text")
+    plain = CliRunner().invoke(app, ["render", "--format", "json"])
+    assert plain.exit_code == 0 and json.loads(plain.stdout)["version"] == 1
