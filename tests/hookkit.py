@@ -54,7 +54,8 @@ def make_checkout(dest: Path) -> Path:
         warnings.warn("the checked-in hook pin is stale; this test runs on a re-pinned copy", stacklevel=2)
         pin.pin(dest)
     git(dest, "add", "-A")
-    git(dest, "commit", "-q", "-m", "copy")
+    # Module-scoped fixtures run before the per-test identity is set: name the committer here.
+    git(dest, "-c", "user.name=Test", "-c", "user.email=test@example.invalid", "commit", "-q", "-m", "copy")
     return dest
 
 

@@ -200,8 +200,8 @@ def kill_series(s: Setup, make_args, after_each) -> int:  # type: ignore[no-unty
 
 
 def scanned(rel: str) -> bool:
-    """Doctor's bounded scan covers the working set and the tool's state, not 90-archive/ (see below)."""
-    return rel.split("/", 1)[0] in (*vault.WORKING_SET_DIRS, vault.TOOL_STATE)
+    """Doctor's bounded scan covers the working set, the tool's state and (for temporary files) 90-archive/."""
+    return rel.split("/", 1)[0] in (*vault.WORKING_SET_DIRS, vault.TOOL_STATE, vault.ARCHIVE)
 
 
 def assert_doctor_names(s: Setup) -> None:

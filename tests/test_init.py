@@ -190,6 +190,7 @@ def test_a_loose_mode_is_tightened_on_a_rerun(here: Path, new_vault: Path) -> No
 def test_existing_profiles_are_never_overwritten(here: Path, tmp_path: Path) -> None:
     existing = tmp_path / "existing"
     (existing / "50-devices" / "laptop").mkdir(parents=True)
+    (existing / "00-system").mkdir()
     mine = "---\ntype: device\ndevice: laptop\n---\n## Brief\nmy own words\n"
     (existing / "50-devices" / "laptop" / "DEVICE.md").write_text(mine)
     result = lifecycle("init", "--vault", str(existing), "--device", "laptop", "--json")
@@ -311,7 +312,7 @@ def test_outside_a_repository_exits_3(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_a_linked_folder_inside_the_vault_is_refused(here: Path, tmp_path: Path) -> None:
     existing = tmp_path / "existing"
-    existing.mkdir()
+    (existing / "00-system").mkdir(parents=True)
     outside = tmp_path / "outside"
     outside.mkdir()
     (existing / "20-state").symlink_to(outside, target_is_directory=True)
@@ -398,3 +399,18 @@ def test_a_tracked_connection_file_is_refused(repo: Path, tmp_path: Path, monkey
     )
     assert result.exit_code == 5 and "git rm --cached" in result.stderr
     assert (repo / ".agent-vault").read_text() == "# committed by mistake\n"
+
+
+def test_a_folder_that_is_not_a_vault_is_refused(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mistyped path must not be turned into half a vault."""
+    monkeypatch.chdir(repo)
+    notvault = tmp_path / "Drive"
+    notvault.mkdir()
+    (notvault / "a.txt").write_text("mine\n")
+    result = CliRunner().invoke(app, ["init", "--vault", str(notvault)], prog_name="lifecycle")
+    assert result.exit_code == 5 and "is not a vault" in result.stderr
+    assert sorted(p.name for p in notvault.iterdir()) == ["a.txt"]
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    result = CliRunner().invoke(app, ["init", "--vault", str(afile)], prog_name="lifecycle")
+    assert result.exit_code == 5 and "is not a folder" in result.stderr

@@ -157,7 +157,14 @@ def init(
         copy_template(resource_dir("vault-template"), root)
         result.created_vault = True
     elif not root.is_dir():
+        if os.path.lexists(root):
+            raise InputRejected(f"{root} is not a folder; give the vault's folder")
         raise NotConnected(f"the vault {root} does not exist; add --new to create it there")
+    elif not (root / vault.SYSTEM).is_dir():
+        # A mistyped path must not be turned into half a vault: a vault has its 00-system/ folder.
+        raise InputRejected(
+            f"{root} is not a vault (it has no {vault.SYSTEM}/); use --new to create one in an empty folder"
+        )
     for rel in (*vault.ALL_DIRS, vault.device_dir(device) + "/notes", f"{vault.PROJECTS}/{project}"):
         folder = root / rel
         if folder.is_symlink():
