@@ -413,16 +413,19 @@ def find(vault_root: Path, handoff_id: str) -> Handoff:
 
 
 def summary(item: Handoff) -> dict[str, object]:
-    """The metadata of a handoff as JSON (never its body)."""
+    """The metadata of a handoff as JSON (never its body; a secret-like value or file name withheld)."""
+    from continuity.secrets import shown_value, withheld_name
+
     meta = item.note.meta
 
     def text(key: str) -> str | None:
         value = meta.get(key)
-        return value if isinstance(value, str) and value else None
+        return shown_value(value) if isinstance(value, str) and value else None
 
+    named = withheld_name(item.rel)
     return {
         "id": item.id,
-        "path": item.rel,
+        "path": item.rel if named is None else named[0],
         "status": text("status"),
         "project": text("project"),
         "device": text("device"),

@@ -11,6 +11,7 @@ so line numbers in notices count from the first line of the file, frontmatter in
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,22 @@ def _yaml() -> Any:
     return yaml
 
 
+def _problem_text(problem: str) -> str:
+    """The parser's problem, first line only, with the note's own text elided.
+
+    Parser messages quote what they choke on (`could not determine a constructor for the tag
+    '!ghp_…'`, `failed to construct timestamp from "…"`), and frontmatter is where people paste
+    tokens; the message reaches notices, the brief and doctor before any secret scan, so a quoted
+    value is shown only when it is a single character or one of the parser's `<token>` names.
+    """
+
+    def elide(match: re.Match[str]) -> str:
+        inner = match.group(0)[1:-1]
+        return match.group(0) if len(inner) <= 2 or re.fullmatch(r"<[a-z ]+>", inner) else "'…'"
+
+    return re.sub(r"'[^'\n]*'|\"[^\"\n]*\"", elide, problem.split("\n")[0])
+
+
 def parse_frontmatter(front: str, name: str) -> dict[str, Any]:
     if len(front.encode("utf-8")) > limits.FRONTMATTER_CAP_BYTES:
         raise NoteError(f"{name}: frontmatter is over {limits.FRONTMATTER_CAP_BYTES} bytes", "invalid")
@@ -104,9 +121,11 @@ def parse_frontmatter(front: str, name: str) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
-        kind = "duplicate key" if "Duplicate" in type(exc).__name__ else str(problem).split("\n")[0]
+        kind = "duplicate key" if "Duplicate" in type(exc).__name__ else _problem_text(str(problem))
         raise NoteError(f"{name}{where}: invalid frontmatter ({kind})", "invalid") from None
-    except (RecursionError, ValueError, TypeError) as exc:
+    except Exception as exc:
+        # The parser's own failures on hostile input (RecursionError, ValueError, and a KeyError for
+        # `!!bool maybe`) are a broken note, not a crash of the session start.
         raise NoteError(f"{name}: invalid frontmatter ({type(exc).__name__})", "invalid") from None
     if meta is None:
         meta = {}

@@ -74,6 +74,56 @@ def scan_text(text: str) -> list[Finding]:
     Never raises: a detector that fails on some input yields a `scan-error` finding on line 1, so the
     source is left out (fail closed) instead of being shown unscanned.
     """
+    findings = _scan(text)
+    shown = as_shown(text)
+    if shown != text:
+        seen = {(f.line, f.detector) for f in findings}
+        findings = sorted(findings + [f for f in _scan(shown) if (f.line, f.detector) not in seen])
+    return findings
+
+
+WITHHELD = "(withheld: secret-like content)"
+
+
+def withheld_name(rel: str) -> tuple[str, Finding] | None:
+    """(the path with its file name withheld, the finding) when a vault file's name looks like a secret.
+
+    File names are shown where bodies are not (paths in the brief, listings, JSON), so a token pasted
+    into a handoff's name must be kept out of them as well.
+    """
+    findings = scan_text(rel)
+    if not findings:
+        return None
+    return f"{rel.rsplit('/', 1)[0]}/(file name withheld)", findings[0]
+
+
+def shown_value(value: str) -> str:
+    """A short metadata value (a title, a session id) as it may be shown: withheld when secret-like."""
+    return WITHHELD if scan_text(value) else value
+
+
+def as_shown(text: str) -> str:
+    """The text as a reader of the brief gets it back: NFKC-folded, hidden characters dropped.
+
+    The brief is NFKC-normalized and shows hidden characters as `[U+XXXX]` markers, so a token
+    written in fullwidth or mathematical letters (`𝐬𝐤_𝐥𝐢𝐯𝐞_…`) comes out as plain ASCII, and one
+    split by a zero-width space or a soft hyphen is trivially rejoined. Both are scanned as well.
+    Newlines are kept (NFKC never makes or removes one), so line numbers stay those of the file.
+    """
+    if text.isascii() and all(line.isprintable() for line in text.split("\n")):
+        return text
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(
+        ch
+        for ch in folded
+        if ch in "\n\t"
+        or not (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f")
+    )
+
+
+def _scan(text: str) -> list[Finding]:
     doc = Doc(text)
     found: list[Candidate] = []
     for finder in _FINDERS:

@@ -110,6 +110,17 @@ def secret_notice(label: str, text: str) -> str | None:
     )
 
 
+def _secret_in_name(rel: str) -> tuple[str, str] | None:
+    """(the path with its file name withheld, why) when the file name holds secret-like content."""
+    from continuity.secrets import withheld_name
+
+    found = withheld_name(rel)
+    if found is None:
+        return None
+    shown, first = found
+    return shown, f"its file name holds secret-like content ({first.detector}, fingerprint {first.fingerprint})"
+
+
 def _left_out(raw: Raw, reason: str, message: str, digest: str | None = None) -> SourceView:
     path = None if reason == "missing" else raw.rel
     return SourceView(raw.name, path, raw.size, digest, False, reason, None, message)
@@ -153,6 +164,17 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
     raw = Raw("handoff", chosen.rel, chosen.data, None, chosen.size)
     read_whole = chosen.size <= limits.LIFECYCLE_TEXT_CAP_BYTES
     digest = hashlib.sha256(chosen.data).hexdigest() if read_whole else None
+    named = _secret_in_name(chosen.rel)
+    if named is not None:
+        # A handoff's file name is shown (the `path` attribute, notices, JSON), so it is gated too,
+        # and the name itself is withheld wherever this handoff is mentioned.
+        shown, why = named
+        return _left_out(
+            replace(raw, rel=shown),
+            "secret",
+            f"handoff ({shown}) left out: {why}; rename it; no older handoff is used in its place",
+            digest,
+        )
     label = f"handoff ({chosen.rel})"
     if chosen.size > limits.HANDOFF_CAP_BYTES:
         return _left_out(

@@ -149,7 +149,10 @@ def list_notes(vault: Path, rel_dir: str) -> list[tuple[str, os.stat_result]]:
     """
     folder = vault / rel_dir
     try:
-        if folder.is_symlink() or not folder.is_dir():
+        # Every component, not just the last: a linked `20-state` must not list a folder outside.
+        parts = PurePosixPath(rel_dir).parts
+        steps = [vault.joinpath(*parts[: n + 1]) for n in range(len(parts))]
+        if any(step.is_symlink() for step in steps) or not folder.is_dir():
             return []
         entries = list(os.scandir(folder))
     except OSError:

@@ -41,7 +41,10 @@ def _refuse_secret(item: Handoff) -> None:
     findings = scan_text(item.note.text)
     if findings:
         first = min(findings, key=lambda f: f.line)
-        raise InputRejected(f"{item.rel} line {first.line} looks like a secret ({first.detector}); not shown")
+        from continuity import handoff
+
+        shown = handoff.summary(item)["path"]
+        raise InputRejected(f"{shown} line {first.line} looks like a secret ({first.detector}); not shown")
 
 
 @handoff_app.command("new")
@@ -129,7 +132,7 @@ def current(json_out: JsonOption = False) -> None:
     if chosen is None:
         emit(f"no current handoff for project {project}")
         return
-    emit(f"{chosen.id}  {chosen.rel}")
+    emit(f"{chosen.id}  {handoff.summary(chosen)['path']}")
     emit(f"created {notes.format_utc(chosen.created)} on {chosen.note.meta.get('device')}")
     if reason is not None:
         emit(f"not shown: {reason} (the startup brief leaves it out too; see 'lifecycle doctor')")
