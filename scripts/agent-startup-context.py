@@ -37,7 +37,7 @@ PINNED_MODULES = {
     "continuity/budget.py": "a5540270d79da361c5911bdb19b7940bfc34f434431b26db5ff5f94695e3a55a",
     "continuity/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
     "continuity/connection.py": "3fb67b7647b3be20be5e3e30cdffeb66cd8d72d9cfdae441021d2df445366aba",
-    "continuity/entry.py": "42609700c766b1d6c0cfe0c8255e19ef2a95c04d11eb9cb41837afd7e398c663",
+    "continuity/entry.py": "22b6504842faadf9b8dfa70f5ba797c630d4cf4940eb194c3ce505f2810dcd6e",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
     "continuity/fastpath.py": "202b924223693826845b82eae820fdd940e4a07730c84d1d9b91114d40700a00",

@@ -20,6 +20,7 @@ USAGE = (
 
 
 def parse_options(argv: list[str]) -> tuple[str | None, dict[str, str]]:
+    """(mode, options); mode is None for bad input, with the reason in options["error"]."""
     mode, opts, rest = None, {"event": "SessionStart", "format": "text", "harness": "codex"}, list(argv)
     allowed = {"event": ("SessionStart", "SubagentStart"), "format": ("text", "json"), "harness": ("codex", "claude")}
     while rest:
@@ -27,15 +28,17 @@ def parse_options(argv: list[str]) -> tuple[str | None, dict[str, str]]:
         if arg in ("--hook", "--render"):
             mode = arg[2:]
             continue
+        if arg in ("-h", "--help"):
+            return "help", opts
         name, _, value = arg[2:].partition("=")
         if not arg.startswith("--") or name not in allowed:
-            return None, opts
+            return None, {**opts, "error": f"unknown option {arg!r}"}
         if not value:
             if not rest:
-                return None, opts
+                return None, {**opts, "error": f"--{name} needs a value"}
             value = rest.pop(0)
         if value not in allowed[name]:
-            return None, opts
+            return None, {**opts, "error": f"invalid value {value!r} for --{name} ({' or '.join(allowed[name])})"}
         opts[name] = value
     return mode, opts
 
@@ -155,7 +158,14 @@ def main(argv: list[str], data: bytes | None, code_digest: str) -> int:
 
         fastpath.CODE = code_digest
         return hook_full(opts["harness"], data)
+    if mode == "help":
+        sys.stdout.write(USAGE + "\n")
+        return 0
+    if mode is None and "--hook" in argv:
+        return 0  # a hook never fails the session, even when its command line is wrong
     if mode != "render":
+        if "error" in opts:
+            sys.stderr.write(f"agent-startup-context: error: {opts['error']}\n")
         sys.stderr.write(USAGE + "\n")
         return 2
     return render_main(opts, code_digest)
