@@ -58,7 +58,7 @@ PINNED_MODULES = {
     "continuity/secret_doc.py": "9e683c67f74b704d428675f1b7a6794e74fd2a5fda4fcc4f3a47773db60d2f53",
     "continuity/secret_rules.py": "ffd26209a75fa66fac63708c352af9306ec67ae70ba0dba1f4938e8eed2c9e92",
     "continuity/secret_structures.py": "ea5cbb2b7bcd279bbc8fa10111037230f7dfa4b29504a177e3231464bf4c7814",
-    "continuity/secrets.py": "ee10881abb20feb6074125e0141ceada3bb0592ebf809c3021bf78eb7f6c9ba3",
+    "continuity/secrets.py": "77b8458cf038ef1f0490ed9bc420c2490a236fbad2a7f9d1e7bc803cd3771d29",
     "continuity/sources.py": "4feda6f00a7e8dd6d4d2f22a7648f2d835629406eadc1e5f2ac7910348ba79d1",
     "continuity/startup_cache.py": "719bb583d709e54cf0c756e3526bc45a45dca2efdfed5840a242bec9d86d2b46",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",

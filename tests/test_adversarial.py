@@ -144,3 +144,23 @@ def test_no_listing_through_a_linked_parent_folder(tmp_path: Path) -> None:
     root.mkdir()
     (root / "20-state").symlink_to(outside)
     assert vault.list_notes(root, vault.HANDOFFS) == []
+
+
+def test_doctor_and_warnings_withhold_a_secret_in_a_file_name(vault_root: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from continuity import connection
+    from continuity.cli import app
+
+    token = github_token()
+    write(vault_root, f"{HANDOFF_DIR}/20250102T030405Z-dev-a-{token}.md", "---\nbroken: [\n---\n")
+    write(vault_root, f"{HANDOFF_DIR}/.x-{token}.md.0123456789ab.tmp", "half")
+    conn = tmp_path / "connection.yaml"
+    conn.write_text(connection.render_connection(vault_root, "dev-a", "demo-app", None))
+    runner = CliRunner()
+    env = {connection.ENV_CONNECTION: str(conn)}
+    for args in (["doctor", "--json"], ["doctor"], ["handoff", "list"], ["handoff", "list", "--all"]):
+        result = runner.invoke(app, args, prog_name="lifecycle", env=env)
+        assert token not in result.stdout + result.stderr, args
+    doc = json.loads(runner.invoke(app, ["doctor", "--json"], prog_name="lifecycle", env=env).stdout)
+    assert any("withheld" in check["message"] for check in doc["checks"])

@@ -76,8 +76,10 @@ class Check:
 
 
 def check(ident: str, level: str, message: str) -> Check:
+    from continuity.secrets import redact
+
     assert level in LEVELS
-    return Check(ident, level, printable(message))
+    return Check(ident, level, printable(redact(message)))
 
 
 @dataclass(frozen=True)

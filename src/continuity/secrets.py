@@ -97,6 +97,19 @@ def withheld_name(rel: str) -> tuple[str, Finding] | None:
     return f"{rel.rsplit('/', 1)[0]}/(file name withheld)", findings[0]
 
 
+def redact(message: str) -> str:
+    """A one-line message that names files, with every secret-like word withheld.
+
+    For the tool's own messages (doctor's checks, warnings), which quote file names and never note
+    bodies: a name a person pasted a token into must not carry it to the terminal or a JSON report.
+    """
+    if not scan_text(message):
+        return message
+    words = [WITHHELD if scan_text(word.strip(",;:()[]'\"")) else word for word in message.split(" ")]
+    shown = " ".join(words)
+    return shown if not scan_text(shown) else "(details withheld: they would show secret-like text)"
+
+
 def shown_value(value: str) -> str:
     """A short metadata value (a title, a session id) as it may be shown: withheld when secret-like."""
     return WITHHELD if scan_text(value) else value

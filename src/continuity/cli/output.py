@@ -18,4 +18,7 @@ def emit(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    typer.echo(text, err=True)
+    """A line for stderr; warnings name files, so secret-like words in names are withheld."""
+    from continuity.secrets import redact
+
+    typer.echo(redact(text), err=True)
