@@ -57,7 +57,7 @@ PINNED_MODULES = {
     "continuity/secret_context.py": "6684a0011290fc9c0ee943f47ba38bef0af66cbdca149ea45cf95a653151e2c3",
     "continuity/secret_doc.py": "9e683c67f74b704d428675f1b7a6794e74fd2a5fda4fcc4f3a47773db60d2f53",
     "continuity/secret_rules.py": "ffd26209a75fa66fac63708c352af9306ec67ae70ba0dba1f4938e8eed2c9e92",
-    "continuity/secret_structures.py": "ea5cbb2b7bcd279bbc8fa10111037230f7dfa4b29504a177e3231464bf4c7814",
+    "continuity/secret_structures.py": "278ded997b63fdad3d9bd944f8b9caa1a5394b1fac0c71046ec125b9dea084d4",
     "continuity/secrets.py": "77b8458cf038ef1f0490ed9bc420c2490a236fbad2a7f9d1e7bc803cd3771d29",
     "continuity/sources.py": "4feda6f00a7e8dd6d4d2f22a7648f2d835629406eadc1e5f2ac7910348ba79d1",
     "continuity/startup_cache.py": "719bb583d709e54cf0c756e3526bc45a45dca2efdfed5840a242bec9d86d2b46",

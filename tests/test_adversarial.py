@@ -164,3 +164,13 @@ def test_doctor_and_warnings_withhold_a_secret_in_a_file_name(vault_root: Path, 
         assert token not in result.stdout + result.stderr, args
     doc = json.loads(runner.invoke(app, ["doctor", "--json"], prog_name="lifecycle", env=env).stdout)
     assert any("withheld" in check["message"] for check in doc["checks"])
+
+
+def test_a_url_password_with_raw_hash_or_question_mark_is_a_secret() -> None:
+    from continuity.secrets import scan_text
+
+    password = "Vq7#mZ2!pLx9" + "wR?k"
+    found = scan_text(f"db: postgres://app_user:{password}@db.prod.internal:5432/app")
+    assert [f.detector for f in found] == ["url-credentials"]
+    assert password not in repr(found)
+    assert scan_text("see https://example.com:8080/path?q=a@b for details") == []

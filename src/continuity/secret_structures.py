@@ -62,7 +62,8 @@ def _url_credentials(doc: Doc) -> list[Candidate]:
     text = doc.text
     if "://" not in text or "@" not in text:
         return []
-    auth = rx(r"([^\s:/?#@\"'<>\[\]{}`|\\]{0,128}):([^\s/?#\"'<>`|\\]{1,256})@[A-Za-z0-9\[_%-]")
+    # The password may hold `?` and `#`: people paste them raw although a URL should encode them.
+    auth = rx(r"([^\s:/?#@\"'<>\[\]{}`|\\]{0,128}):([^\s/\"'<>`|\\]{1,256})@[A-Za-z0-9\[_%-]")
     out: list[Candidate] = []
     position = text.find("://")
     while position >= 0:
