@@ -68,7 +68,7 @@ def test_the_checked_in_codex_file_has_the_strict_shape() -> None:
         for handler in group["hooks"]:
             assert set(handler) <= {"type", "command", "commandWindows", "timeout", "statusMessage",
                                     "additionalContextLimit"}  # fmt: skip
-            assert "/work/" not in handler["command"] and "/home/" not in handler["command"]
+            assert str(ROOT.parent) not in handler["command"] and "/home/" not in handler["command"]
 
 
 def test_codex_user_install_merges_and_is_idempotent(tmp_path: Path, isolated_home: Path) -> None:
