@@ -43,3 +43,24 @@ def test_render_explain_refuses_json_instead_of_printing_text(
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("lifecycle: error: --explain prints text")
     plain = CliRunner().invoke(app, ["render", "--format", "json"])
     assert plain.exit_code == 0 and json.loads(plain.stdout)["version"] == 1
+
+
+def test_handoff_show_takes_the_file_name_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from continuity import connection, writer
+    from continuity.cli import app
+    from continuity.handoff import new_handoff
+
+    root = tmp_path / "vault"
+    for rel in ("00-system", "20-state/handoffs", "50-devices/dev-a"):
+        (root / rel).mkdir(parents=True)
+    conn = tmp_path / "connection.yaml"
+    conn.write_text(connection.render_connection(root, "dev-a", "demo", None))
+    monkeypatch.setenv(connection.ENV_CONNECTION, str(conn))
+    monkeypatch.chdir(tmp_path)
+    _conn, ctx = writer.connect(tmp_path)
+    made = new_handoff(ctx, "Parser refactor", None, commit=None, source_name="the template")
+    stem = made.rel.rsplit("/", 1)[1]
+    for typed in (stem, stem.removesuffix(".md"), made.id):
+        result = CliRunner().invoke(app, ["handoff", "show", typed], prog_name="lifecycle")
+        assert result.exit_code == 0, (typed, result.stderr)
+        assert "## Next actions" in result.stdout

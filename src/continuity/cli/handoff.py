@@ -143,14 +143,17 @@ def current(json_out: JsonOption = False) -> None:
 
 @handoff_app.command()
 def show(
-    handoff_id: Annotated[str, typer.Argument(metavar="ID", help="The handoff's id.")],
+    handoff_id: Annotated[
+        str, typer.Argument(metavar="ID", help="The handoff's id (its file name without .md, any case).")
+    ],
     json_out: JsonOption = False,
 ) -> None:
     """Print one handoff in full (refused when it holds secret-like content)."""
     from continuity import handoff, writer
 
     _conn, ctx = writer.connect(Path.cwd())
-    item = handoff.find(ctx.vault, handoff_id)
+    # Handoff ids are the lower-cased file stem, so the name `handoff new` printed works as typed.
+    item = handoff.find(ctx.vault, handoff_id.removesuffix(".md").lower())
     _refuse_secret(item)
     if json_out:
         emit_json({"version": 1, "handoff": handoff.summary(item), "text": item.note.text})
