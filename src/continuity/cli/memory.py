@@ -224,14 +224,12 @@ def edit(
         f"warning: {plan.rel} is shared by every computer that syncs this vault; a writer elsewhere whose "
         "changes have not synced yet can overwrite this edit or be overwritten by it"
     )
-    if not yes:
-        if not interactive():
-            _need("--yes", f"editing {plan.rel}")
-        if not typer.confirm(f"Write this new {plan.rel}?", default=False, err=True):
-            raise typer.Abort()
+    if not interactive() and not (yes and accept_risk):
+        flags = (("--yes", yes), ("--accept-concurrency-risk", accept_risk))
+        _need(" and ".join(flag for flag, given in flags if not given), f"editing {plan.rel}")
+    if not yes and not typer.confirm(f"Write this new {plan.rel}?", default=False, err=True):
+        raise typer.Abort()
     if not accept_risk:
-        if not interactive():
-            _need("--accept-concurrency-risk", "confirming that other vault writers are stopped")
         stopped = typer.confirm(
             "Are other vault-writing tasks stopped, and is the sync current on this computer?",
             default=False,
