@@ -317,7 +317,7 @@ def test_cli_edit_needs_both_confirmations_without_a_terminal(connected: Path, t
     source = tmp_path / "soul.md"
     source.write_text(SOUL)
     result = cli(["edit", "soul", "--from", str(source)])
-    assert result.exit_code == 2 and "--yes" in result.stderr
+    assert result.exit_code == 2 and "--yes and --accept-concurrency-risk" in result.stderr  # both at once
     result = cli(["edit", "soul", "--from", str(source), "--yes"])
     assert result.exit_code == 2 and "--accept-concurrency-risk" in result.stderr
     assert not (connected / vault.SOUL).exists()
