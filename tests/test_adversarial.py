@@ -174,3 +174,20 @@ def test_a_url_password_with_raw_hash_or_question_mark_is_a_secret() -> None:
     assert [f.detector for f in found] == ["url-credentials"]
     assert password not in repr(found)
     assert scan_text("see https://example.com:8080/path?q=a@b for details") == []
+
+
+def test_the_allowlist_pragma_on_a_key_header_does_not_let_the_key_through() -> None:
+    import base64
+    import random
+
+    from continuity.secrets import scan_text
+
+    body = base64.b64encode(random.Random(5).randbytes(600)).decode()
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    kind = "RSA " + "PRIVATE KEY"
+    block = [f"-----BEGIN {kind}-----", *lines, f"-----END {kind}-----"]
+    pragma = "  # pragma: allowlist secret"
+    only_header = "\n".join([block[0] + pragma, *block[1:]])
+    assert [f.detector for f in scan_text(only_header)] == ["private-key"]
+    every_line = "\n".join(line + pragma for line in block)
+    assert scan_text(every_line) == []

@@ -15,10 +15,11 @@ from continuity.secret_doc import Candidate, Doc, rx
 from continuity.secret_rules import words
 
 _PEM_HEADER = r"BEGIN [A-Z0-9 ]{0,30}?PRIVATE KEY(?: BLOCK)? ?-{3,5}"
-# After the header: escaped or real line breaks, up to four `Name: value` header lines (Proc-Type,
-# DEK-Info, Version, Comment), then at least 40 characters of base64 body. A header alone, as prose
-# mentions it, is not a key.
+# After the header (and whatever else its line holds): escaped or real line breaks, up to four
+# `Name: value` header lines (Proc-Type, DEK-Info, Version, Comment), then at least 40 characters of
+# base64 body. A header alone, as prose mentions it, is not a key.
 _PEM_BODY = (
+    r"(?:[ \t][^\n]{0,120}(?=\r?\n))?"  # the rest of the header line: a comment or a pragma
     r"(?:\\[nr]|[ \t\r\n>\"'|]){0,16}(?:[A-Za-z][A-Za-z0-9-]{1,30}: ?[^\n\\]{0,200}(?:\\n|\r?\n)[ \t>]{0,16}){0,4}"
     r"(?:\\[nr]|[ \t\r\n>]){0,16}[A-Za-z0-9+/=]{40}"
 )

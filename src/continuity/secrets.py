@@ -154,7 +154,9 @@ def _findings(doc: Doc, found: list[Candidate]) -> list[Finding]:
     seen: dict[tuple[int, str], Finding] = {}
     for offset, detector, value in sorted(found):
         line = doc.line_of(offset)
-        if line in allowed and detector != SCAN_ERROR:
+        # A pragma allowlists its own line: a value spanning lines (a key block) needs it on each of them.
+        spanned = range(line, line + value.count("\n") + 1)
+        if detector != SCAN_ERROR and all(number in allowed for number in spanned):
             continue
         key = (line, detector)
         if key not in seen:
