@@ -40,11 +40,12 @@ PINNED_MODULES = {
     "continuity/entry.py": "22b6504842faadf9b8dfa70f5ba797c630d4cf4940eb194c3ce505f2810dcd6e",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
-    "continuity/fastpath.py": "202b924223693826845b82eae820fdd940e4a07730c84d1d9b91114d40700a00",
+    "continuity/fastpath.py": "ce803419096bbe243e513cdc7f2e5876a84f4ee24708ed8a7af7bd46418baecc",
     "continuity/handoff.py": "ba1d485dbc2b0a23b7e95dab40aed356a4932b990d6005fb334b3aff0f5fc5a9",
     "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
     "continuity/hookstate.py": "2189d59b488c6618a47bee0fd2446ec0270638df373db40cb7ebafb310bebf05",
     "continuity/journal.py": "1d849efb3cb5721d8883832de6439978f327311dfed236080548d73f1490c3e0",
+    "continuity/layout.py": "12adf5111323046247c53a5ae5ad914645255e78794737708714733c39fae079",
     "continuity/lease.py": "366e16832c9ddaed472790eb9b24163163cdc73a752f2e2dc0a75deda904d3ef",
     "continuity/limits.py": "04b80bfa83626125591ac580306dc939cc6746f583e9c7f444af0563d1195dce",
     "continuity/minijson.py": "e906cad0cce5a4bd7a4f38d089be4f7935bcc7a8464635394a7d009a76b228ad",
@@ -58,15 +59,21 @@ PINNED_MODULES = {
     "continuity/secret_doc.py": "9e683c67f74b704d428675f1b7a6794e74fd2a5fda4fcc4f3a47773db60d2f53",
     "continuity/secret_rules.py": "ffd26209a75fa66fac63708c352af9306ec67ae70ba0dba1f4938e8eed2c9e92",
     "continuity/secret_structures.py": "32d451aec85bb833bb6b0d3a48294e526d502230becdb4b11ce1fc9503b243da",
-    "continuity/secrets.py": "01fa4732916dc98765e9d6f93390ae20cef5d5bc23a6ace317397ff9efe5426c",
-    "continuity/sources.py": "4feda6f00a7e8dd6d4d2f22a7648f2d835629406eadc1e5f2ac7910348ba79d1",
+    "continuity/secrets.py": "d8592d61aa2e58079eb94636fbf7760ba1fddbdc01c02e8aa4ea8eaa13e213aa",
+    "continuity/sources.py": "5a2c5dbb2ef937c3096c069d3395b924805f94b950742d2905a93a1c37833ebc",
     "continuity/startup_cache.py": "719bb583d709e54cf0c756e3526bc45a45dca2efdfed5840a242bec9d86d2b46",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
-    "continuity/vault.py": "7460527b246e4acb6a194ac619417abadbf1db4cb2ca8a7b823537cc2715f5bb",
+    "continuity/vault.py": "8b7c4aa491c13156450c06fe679ac5d4ea103a71c50aed5d1149b03792cc761a",
     "continuity/writer.py": "bc25ecd4e8ec509fe764c5afefe01311a60f784349d957b877ae999b8ec560e5",
 }
 # END PINNED MODULES
-WARM_MODULES = ("continuity/__init__.py", "continuity/fastpath.py", "continuity/limits.py", "continuity/minijson.py")
+WARM_MODULES = (
+    "continuity/__init__.py",
+    "continuity/fastpath.py",
+    "continuity/layout.py",
+    "continuity/limits.py",
+    "continuity/minijson.py",
+)
 START_EVENTS = ("SessionStart", "SubagentStart")
 
 
@@ -148,6 +155,7 @@ def main(argv):
     _private_bytecode()
     hook = "--hook" in argv
     data = None
+    rest = None  # the pinned modules still to check: all of them, unless the warm ones just were
     if hook and not _pin_mismatch(WARM_MODULES):
         from continuity import fastpath
 
@@ -156,7 +164,8 @@ def main(argv):
             sys.stdout.write(warm.decode("utf-8") + "\n")
             return 0
         data = fastpath.DATA
-    changed = _pin_mismatch()
+        rest = sorted(set(PINNED_MODULES) - set(WARM_MODULES))
+    changed = _pin_mismatch(rest)
     if changed:
         if hook:
             out = _changed_output(changed, data)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from briefkit import connection_file, make_vault, snapshot, write
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from continuity import budget, connection, limits

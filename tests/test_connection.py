@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from continuity import connection, fastpath, limits
 from continuity.connection import AmbiguousConnection, NoConnection

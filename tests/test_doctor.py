@@ -30,8 +30,7 @@ from briefkit import (
     write,
 )
 from conftest import use_connection
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 from writer_support import write_lease
 

@@ -32,8 +32,7 @@ from briefkit import (
     section_bodies,
     tag_counts,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity import escape, limits, render, sources
 from continuity.render import Brief

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 from hookkit import command, connect, context_of, hook_env, hooks_doc, make_checkout, payload, run_shell
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from continuity import fastpath, minijson
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity import journal_search, limits

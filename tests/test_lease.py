@@ -11,8 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from writer_support import NOW, cli, connect, context, journal_lines, make_vault, write_lease
 
 from continuity import lease, limits, vault, writer

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from briefkit import handoff_note
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from continuity import handoff, limits, notes, vault
 from continuity.errors import InputRejected, NoteError

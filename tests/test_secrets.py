@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from continuity import secret_rules
 from continuity.secrets import SCAN_ERROR, Finding, detect_secrets_scan, fingerprint, scan_text

@@ -31,7 +31,7 @@ except ImportError:  # Python 3.12 and later
     except ImportError:
         from hashlib import sha256  # type: ignore[assignment, unused-ignore]
 
-from continuity import limits
+from continuity import layout, limits
 from continuity.minijson import json_string, parse_json
 
 RECORD_MAGIC = b"continuity-startup-cache 3\n"
@@ -194,16 +194,16 @@ def _file_token(root: str, rel: str, cap: int) -> bytes:
 
 def hot_paths(project: str, device: str) -> dict[str, str]:
     return {
-        "soul": "00-system/SOUL.md",
-        "preferences": "00-system/PREFERENCES.md",
-        "project": f"10-project/{project}/PROJECT.md",
-        "device": f"50-devices/{device}/DEVICE.md",
+        "soul": layout.SOUL,
+        "preferences": layout.PREFERENCES,
+        "project": layout.project_profile(project),
+        "device": layout.device_profile(device),
     }
 
 
 EVENT_HOT = {"SessionStart": ("soul", "preferences", "project", "device"), "SubagentStart": ("project", "device")}
-POLICY_FILES = ("00-system/INDEX.md", "00-system/MEMORY_POLICY.md")
-HANDOFFS = "20-state/handoffs"
+POLICY_FILES = (layout.INDEX, layout.MEMORY_POLICY)
+HANDOFFS = layout.HANDOFFS
 
 
 def vault_key(root: str, project: str, device: str, event: str, harness: str, code: str) -> str:

@@ -16,19 +16,15 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from continuity import handoff, limits, notes, vault
+from continuity import fastpath, handoff, limits, notes, vault
 from continuity.errors import NoteError
 from continuity.render import CEILING_ORDER, EVENT_SOURCES, SourceView
 
 HOT_TYPES = {"soul": "soul", "preferences": "preferences", "project": "project", "device": "device"}
-HOT_CAPS = {
-    "soul": limits.SOUL_CAP_BYTES,
-    "preferences": limits.PREFERENCES_CAP_BYTES,
-    "project": limits.PROJECT_CAP_BYTES,
-    "device": limits.DEVICE_CAP_BYTES,
-    "handoff": limits.HANDOFF_CAP_BYTES,
-}
-POLICY_FILES = (vault.INDEX, vault.MEMORY_POLICY)
+# One definition each, shared with the warm path so the cache key and the validation see the same files.
+HOT_CAPS = {**fastpath.HOT_CAPS, "handoff": limits.HANDOFF_CAP_BYTES}
+POLICY_FILES = fastpath.POLICY_FILES
+hot_paths = fastpath.hot_paths
 
 
 @dataclass(frozen=True)
@@ -62,15 +58,6 @@ class Gathered:
             h.update(data if isinstance(data, bytes) else f"!{data.reason}:{data}".encode())
             h.update(b"\0")
         return h.hexdigest()
-
-
-def hot_paths(project: str, device: str) -> dict[str, str]:
-    return {
-        "soul": vault.SOUL,
-        "preferences": vault.PREFERENCES,
-        "project": vault.project_profile(project),
-        "device": vault.device_profile(device),
-    }
 
 
 def _size(root: Path, rel: str) -> int | None:

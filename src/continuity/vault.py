@@ -17,60 +17,34 @@ from pathlib import Path, PurePosixPath
 from continuity import fastpath
 from continuity.errors import InputRejected, NoteError
 
-SYSTEM = "00-system"
-PROJECTS = "10-project"
-STATE = "20-state"
-HANDOFFS = "20-state/handoffs"
-CANDIDATES = "20-state/candidates"
-SESSIONS = "20-state/sessions"
-MEMORY = "30-memory"
-FACTS = "30-memory/facts"
-DECISIONS = "30-memory/decisions"
-LESSONS = "30-memory/lessons"
-DOCUMENTS = "40-documents"
-DEVICES = "50-devices"
-INBOX = "60-inbox"
-ARCHIVE = "90-archive"
-TOOL_STATE = ".continuity"
-LEASES = ".continuity/leases"
-
-SOUL = "00-system/SOUL.md"
-PREFERENCES = "00-system/PREFERENCES.md"
-INDEX = "00-system/INDEX.md"
-MEMORY_POLICY = "00-system/MEMORY_POLICY.md"
-
-WORKING_SET_DIRS = (SYSTEM, PROJECTS, STATE, MEMORY, DEVICES)
-ALL_DIRS = (
-    SYSTEM,
-    PROJECTS,
-    STATE,
-    HANDOFFS,
-    CANDIDATES,
-    SESSIONS,
-    MEMORY,
-    FACTS,
-    DECISIONS,
-    LESSONS,
-    DOCUMENTS,
-    DEVICES,
-    INBOX,
-    ARCHIVE,
-    TOOL_STATE,
-    LEASES,
+# The layout's names, re-exported: `vault.SOUL` and friends are how the rest of the code names them.
+from continuity.layout import (
+    ALL_DIRS as ALL_DIRS,
+    ARCHIVE as ARCHIVE,
+    CANDIDATES as CANDIDATES,
+    DECISIONS as DECISIONS,
+    DEVICES as DEVICES,
+    DOCUMENTS as DOCUMENTS,
+    FACTS as FACTS,
+    HANDOFFS as HANDOFFS,
+    INBOX as INBOX,
+    INDEX as INDEX,
+    LEASES as LEASES,
+    LESSONS as LESSONS,
+    MEMORY as MEMORY,
+    MEMORY_POLICY as MEMORY_POLICY,
+    PREFERENCES as PREFERENCES,
+    PROJECTS as PROJECTS,
+    SESSIONS as SESSIONS,
+    SOUL as SOUL,
+    STATE as STATE,
+    SYSTEM as SYSTEM,
+    TOOL_STATE as TOOL_STATE,
+    WORKING_SET_DIRS as WORKING_SET_DIRS,
+    device_dir as device_dir,
+    device_profile as device_profile,
+    project_profile as project_profile,
 )
-
-
-
-def project_profile(project: str) -> str:
-    return f"{PROJECTS}/{project}/PROJECT.md"
-
-
-def device_dir(device: str) -> str:
-    return f"{DEVICES}/{device}"
-
-
-def device_profile(device: str) -> str:
-    return f"{DEVICES}/{device}/DEVICE.md"
 
 
 def journal(device: str) -> str:

@@ -1,0 +1,61 @@
+"""The vault's layout: folder and file names, relative to the vault, with nothing to import.
+
+Both the startup hook's warm path (which must not import `pathlib`) and `vault` take their names from
+here, so the two can never disagree about where a source lives.
+"""
+
+from __future__ import annotations
+
+SYSTEM = "00-system"
+PROJECTS = "10-project"
+STATE = "20-state"
+HANDOFFS = "20-state/handoffs"
+CANDIDATES = "20-state/candidates"
+SESSIONS = "20-state/sessions"
+MEMORY = "30-memory"
+FACTS = "30-memory/facts"
+DECISIONS = "30-memory/decisions"
+LESSONS = "30-memory/lessons"
+DOCUMENTS = "40-documents"
+DEVICES = "50-devices"
+INBOX = "60-inbox"
+ARCHIVE = "90-archive"
+TOOL_STATE = ".continuity"
+LEASES = ".continuity/leases"
+
+SOUL = "00-system/SOUL.md"
+PREFERENCES = "00-system/PREFERENCES.md"
+INDEX = "00-system/INDEX.md"
+MEMORY_POLICY = "00-system/MEMORY_POLICY.md"
+
+WORKING_SET_DIRS = (SYSTEM, PROJECTS, STATE, MEMORY, DEVICES)
+ALL_DIRS = (
+    SYSTEM,
+    PROJECTS,
+    STATE,
+    HANDOFFS,
+    CANDIDATES,
+    SESSIONS,
+    MEMORY,
+    FACTS,
+    DECISIONS,
+    LESSONS,
+    DOCUMENTS,
+    DEVICES,
+    INBOX,
+    ARCHIVE,
+    TOOL_STATE,
+    LEASES,
+)
+
+
+def project_profile(project: str) -> str:
+    return f"{PROJECTS}/{project}/PROJECT.md"
+
+
+def device_dir(device: str) -> str:
+    return f"{DEVICES}/{device}"
+
+
+def device_profile(device: str) -> str:
+    return f"{DEVICES}/{device}/DEVICE.md"
