@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from continuity import secret_assignments, secret_context, secret_structures
-from continuity import secret_rules as rules
+from continuity import secret_assignments, secret_context, secret_rules as rules, secret_structures
 from continuity.secret_doc import Candidate, Doc, rx
 
 ALLOWLIST_PRAGMA = "pragma: allowlist secret"

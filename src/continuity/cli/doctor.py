@@ -113,8 +113,7 @@ def budget(
     Read-only and advisory: exit 0 unless --strict, then 1 on warning, over or incomplete.
     Spare capacity is never a reason to create memory.
     """
-    from continuity import budget as core
-    from continuity import connection
+    from continuity import budget as core, connection
 
     thresholds = core.Thresholds(
         working_set_bytes=working_set_bytes,

@@ -77,8 +77,7 @@ def inspect(
 ) -> None:
     """Show a package's recorded evidence and whether each file is still intact (exit 1 when not)."""
     from continuity.outbox import format_time
-    from continuity.outbox_package import inspect as run
-    from continuity.outbox_package import locate_package
+    from continuity.outbox_package import inspect as run, locate_package
 
     repo, name = locate_package(Path.cwd(), package)
     result = run(repo, name)
