@@ -41,7 +41,7 @@ PINNED_MODULES = {
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
     "continuity/fastpath.py": "ce803419096bbe243e513cdc7f2e5876a84f4ee24708ed8a7af7bd46418baecc",
-    "continuity/handoff.py": "ba1d485dbc2b0a23b7e95dab40aed356a4932b990d6005fb334b3aff0f5fc5a9",
+    "continuity/handoff.py": "5e65e06098ed821f1ec68b8c298f8b80216fd95254438764dc16f2009d80abe2",
     "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
     "continuity/hookstate.py": "2189d59b488c6618a47bee0fd2446ec0270638df373db40cb7ebafb310bebf05",
     "continuity/journal.py": "1d849efb3cb5721d8883832de6439978f327311dfed236080548d73f1490c3e0",
@@ -64,7 +64,7 @@ PINNED_MODULES = {
     "continuity/startup_cache.py": "719bb583d709e54cf0c756e3526bc45a45dca2efdfed5840a242bec9d86d2b46",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
     "continuity/vault.py": "8b7c4aa491c13156450c06fe679ac5d4ea103a71c50aed5d1149b03792cc761a",
-    "continuity/writer.py": "bc25ecd4e8ec509fe764c5afefe01311a60f784349d957b877ae999b8ec560e5",
+    "continuity/writer.py": "07dac0eb1ee739ba2342e675b45c7f06047f04bd173c0200356328cb9e8cf7e2",
 }
 # END PINNED MODULES
 WARM_MODULES = (

@@ -279,7 +279,7 @@ def new_handoff(
     )
     input_start = 1
     if body is None:
-        body = writer.template_body("handoff.md", {"title": title}, writer.FALLBACK_HANDOFF)
+        body = writer.template_body("handoff.md", {"title": title})
         source_name = "the handoff template"
     else:
         parsed = notes.parse_note(body.encode("utf-8"), source_name, require_frontmatter=False)

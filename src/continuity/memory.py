@@ -119,7 +119,7 @@ def _input_body(body: str | None, source_name: str, title: str, kind: str) -> tu
     """
     if body is None:
         name = f"{kind}.md" if kind in KIND_FOLDERS else "candidate.md"
-        return writer.template_body(name, {"title": title}, writer.FALLBACK_CANDIDATE), 1
+        return writer.template_body(name, {"title": title}), 1
     parsed = notes.parse_note(body.encode("utf-8"), source_name, require_frontmatter=False)
     if not parsed.body.strip():
         raise InputRejected(f"{source_name} has no text; nothing was written")

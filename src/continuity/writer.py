@@ -342,51 +342,17 @@ def slugify(title: str, fallback: str) -> str:
 
 
 
-FALLBACK_HANDOFF = """# {{title}}
-
-## Goal and status
-
-What this work is for, and where it stands now.
-
-## Completed work
-
-What was done, with evidence: files, commits, test runs.
-
-## Risks and decisions
-
-Open risks, and decisions a later task must not undo.
-
-## Next actions
-
-1. The first concrete next action.
-"""
-
-FALLBACK_CANDIDATE = """# {{title}}
-
-One claim, stated so that a later task can check it.
-
-## Evidence
-
-Where this was observed: files, commands, test runs.
-"""
-
-
-def template_body(name: str, values: dict[str, str], fallback: str) -> str:
+def template_body(name: str, values: dict[str, str]) -> str:
     """The body of `templates/<name>` with `{{key}}` filled in (frontmatter is the writer's job).
 
     The template's own frontmatter documents the fields for people who write notes by hand; it is
-    split off unparsed. The built-in fallback keeps the write commands usable from an installation
-    without the checkout's `templates/` folder.
+    split off unparsed. Templates ship in the package too, so every installation has them.
     """
-    from continuity.errors import NotConnected
     from continuity.onboard import resource_dir
 
-    body = fallback
-    with contextlib.suppress(OSError, NoteError, UnicodeDecodeError, NotConnected):
-        path = resource_dir("templates") / name
-        if path.is_file() and path.stat().st_size <= limits.LIFECYCLE_TEXT_CAP_BYTES:
-            text = notes.normalize_newlines(path.read_text(encoding="utf-8").removeprefix("\ufeff"))
-            body = notes.split_frontmatter(text, name)[1]
+    path = resource_dir("templates") / name
+    text = vault.read_capped(path.parent, path.name, limits.LIFECYCLE_TEXT_CAP_BYTES)
+    body = notes.split_frontmatter(notes.decode(text, name), name)[1]
     for key, value in values.items():
         body = body.replace("{{" + key + "}}", value)
     return body
