@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, journal_lines, make_vault, write_lease
 
-from continuity import edits, lease, limits, memory, notes, vault, writer
+from continuity import edits, lease, limits, memory, memory_ids, notes, vault, writer
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 
 DAY = dt.timedelta(days=1)
@@ -140,9 +140,9 @@ def test_find_skips_malformed_notes_and_reports_ambiguity(root: Path) -> None:
     (root / vault.FACTS / "a.md").write_text("---\nid: twin\ntype: fact\n---\n")
     (root / vault.DECISIONS / "b.md").write_text("---\nid: twin\ntype: decision\n---\n")
     with pytest.raises(InputRejected, match="ambiguous"):
-        memory.find_note(root, "twin", memory.MEMORY_FOLDERS)
+        memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS)
     (root / vault.DECISIONS / "b.md").unlink()
-    assert memory.find_note(root, "twin", memory.MEMORY_FOLDERS).rel == "30-memory/facts/a.md"
+    assert memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS).rel == "30-memory/facts/a.md"
 
 
 # ------------------------------------------------------------------------------ supersede/archive

@@ -7,11 +7,9 @@ A claim that stops being true is not rewritten: a new note *supersedes* it, and 
 archived note moves to `90-archive/` under its original relative path, so its origin stays obvious.
 SOUL.md and PREFERENCES.md change only through `continuity.edits`.
 
-Ids typed by a person are checked with `notes.is_note_id` and never joined into a path: notes are
-found by reading the known folders and comparing their frontmatter `id` (the name `<id>.md` is only a
-fast first guess). Candidate ids are `cand-<kind>-<slug>`, approved ids `<kind>-<slug>`, with a counter
-when the name is taken (archived names included, so an id never comes back to life). Memory notes are
-capped at the size recall can load, `RECALL_NOTE_CAP_BYTES`.
+Notes are found by their frontmatter id, never by a path built from what a person typed, and new
+notes get ids that never come back to life (`continuity.memory_ids`). Memory notes are capped at the
+size recall can load, `RECALL_NOTE_CAP_BYTES`.
 
 Every write goes through `writer.transaction` (local lock, lease check, caps, secrets, journal).
 """
@@ -20,14 +18,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from continuity import lease, limits, notes, vault, writer
 from continuity.errors import InputRejected, NoteError, UsageError
-from continuity.notes import Note
+from continuity.memory_ids import Found, check_id, find_note, free_id, read_note
 from continuity.writer import WriteContext
 
 KINDS = ("fact", "decision", "lesson", "preference")
@@ -37,72 +34,6 @@ ARCHIVABLE_FOLDERS = (vault.CANDIDATES, vault.SESSIONS, *MEMORY_FOLDERS, vault.H
 SCOPES = ("global", "project", "device")
 CONFIDENCES = ("low", "medium", "high")
 NOTE_CAP_BYTES = limits.RECALL_NOTE_CAP_BYTES
-
-
-@dataclass(frozen=True)
-class Found:
-    rel: str
-    note: Note
-    data: bytes
-
-    @property
-    def id(self) -> str:
-        return str(self.note.meta["id"])
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.note.meta
-
-    def text(self, key: str) -> str | None:
-        value = self.note.meta.get(key)
-        return value if isinstance(value, str) and value else None
-
-
-def _read_note(vault_root: Path, rel: str) -> Found | None:
-    try:
-        data = vault.read_capped(vault_root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
-        return Found(rel, notes.parse_note(data, rel), data)
-    except NoteError:
-        return None
-
-
-def check_id(note_id: str) -> str:
-    if not notes.is_note_id(note_id):
-        raise InputRejected(f"{note_id!r} is not a valid note id ([a-z0-9][a-z0-9._-]*, at most 128 characters)")
-    return note_id
-
-
-def find_note(vault_root: Path, note_id: str, folders: tuple[str, ...]) -> Found:
-    """The one note in `folders` whose frontmatter id is `note_id`; exit 5 when none or several."""
-    check_id(note_id)
-    for folder in folders:
-        guess = _read_note(vault_root, f"{folder}/{note_id}.md")
-        if guess is not None and guess.meta.get("id") == note_id:
-            return guess
-    matches: list[Found] = []
-    needle = note_id.encode("utf-8")
-    for folder in folders:
-        for rel, info in vault.list_notes(vault_root, folder):
-            if not stat.S_ISREG(info.st_mode) or info.st_size > limits.LIFECYCLE_TEXT_CAP_BYTES:
-                continue
-            found = _read_note(vault_root, rel)
-            if found is not None and needle in found.data and found.meta.get("id") == note_id:
-                matches.append(found)
-    if len(matches) > 1:
-        raise InputRejected(f"id {note_id} is ambiguous: {', '.join(m.rel for m in matches)}")
-    if not matches:
-        raise InputRejected(f"no note with id {note_id} in {', '.join(folders)}")
-    return matches[0]
-
-
-def _free_id(vault_root: Path, base: str, folder: str) -> str:
-    """`base`, or `base-2`, `base-3`…: the first id whose file exists neither in `folder` nor archived."""
-    for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
-        candidate = base if attempt == 1 else f"{base}-{attempt}"
-        paths = (f"{folder}/{candidate}.md", f"{vault.ARCHIVE}/{folder}/{candidate}.md")
-        if not any(os.path.lexists(vault_root / rel) for rel in paths):
-            return candidate
-    raise InputRejected(f"could not find a free id for {base} after {limits.HANDOFF_NAME_ATTEMPTS} attempts")
 
 
 def _choice(value: str, allowed: tuple[str, ...], label: str) -> str:
@@ -161,7 +92,7 @@ def new_candidate(
     text, input_start = _input_body(body, source_name, title, kind)
     now = ctx.clock()
     with writer.transaction(ctx) as tx:
-        note_id = _free_id(ctx.vault, f"cand-{kind}-{writer.slugify(title, 'note')}", vault.CANDIDATES)
+        note_id = free_id(ctx.vault, f"cand-{kind}-{writer.slugify(title, 'note')}", vault.CANDIDATES)
         meta: dict[str, Any] = {
             "id": note_id,
             "type": kind,
@@ -235,7 +166,7 @@ def _approved_from(vault_root: Path, folder: str, candidate_id: str) -> Found | 
     """An approved note already made from this candidate (a crash between the two writes)."""
     needle = candidate_id.encode("utf-8")
     for rel, _info in vault.list_notes(vault_root, folder):
-        found = _read_note(vault_root, rel)
+        found = read_note(vault_root, rel)
         if found is not None and needle in found.data and found.meta.get("candidate") == candidate_id:
             return found
     return None
@@ -256,7 +187,7 @@ def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = limi
             due = notes.as_date(existing.meta.get("revalidate_by")) or due
         else:
             base = candidate_id.removeprefix("cand-")
-            note_id = _free_id(ctx.vault, base, folder)
+            note_id = free_id(ctx.vault, base, folder)
             skip = ("id", "type", "status", "approved_as", "approved", "created")
             meta: dict[str, Any] = {"id": note_id, "type": kind, "status": "approved"}
             meta.update({k: v for k, v in cand.meta.items() if k not in skip})
@@ -364,7 +295,7 @@ def archive(ctx: WriteContext, note_id: str) -> Archived:
         meta["archived"] = now
         text = notes.compose(meta, found.note.body)
         if os.path.lexists(ctx.vault / target):
-            done = _read_note(ctx.vault, target)
+            done = read_note(ctx.vault, target)
             if done is None or done.meta.get("id") != note_id:
                 raise writer.Exists(f"{target} already exists; refusing to overwrite it")
         else:
