@@ -92,17 +92,41 @@ def test_clean_vault_is_ok_and_json_keys_are_pinned(vault: Path) -> None:
     found = checks(doc)
     assert {level for level, _ in found.values()} == {"ok"}, found
     expected = {
-        "connection", "vault", "source.soul", "source.preferences", "source.project", "source.device",
-        "source.handoff", "policy.index", "policy.memory_policy", "brief.SessionStart", "brief.SubagentStart",
-        "handoffs", "lease", "scan.conflicts", "scan.temporary", "scan.links", "scan.budget", "scan.complete",
-        "hook.pin", "hook.delivery",
+        "connection",
+        "vault",
+        "source.soul",
+        "source.preferences",
+        "source.project",
+        "source.device",
+        "source.handoff",
+        "policy.index",
+        "policy.memory_policy",
+        "brief.SessionStart",
+        "brief.SubagentStart",
+        "handoffs",
+        "lease",
+        "scan.conflicts",
+        "scan.temporary",
+        "scan.links",
+        "scan.budget",
+        "scan.complete",
+        "hook.pin",
+        "hook.delivery",
     }
     assert set(found) == expected
     assert "via AGENT_VAULT_CONNECTION" in found["connection"][1]
     resolved = doc["resolved"]
     assert isinstance(resolved, dict)
     assert list(resolved) == [
-        "cwd", "repo", "connection", "found_via", "vault", "device", "project", "python", "startup_cache",
+        "cwd",
+        "repo",
+        "connection",
+        "found_via",
+        "vault",
+        "device",
+        "project",
+        "python",
+        "startup_cache",
         "environment",
     ]
     assert resolved["vault"] == str(vault) and resolved["found_via"] == "env"

@@ -204,9 +204,7 @@ def run(cwd: Path, environ: Mapping[str, str] | None = None, now: dt.datetime | 
     _policy_checks(out, gathered)
     extra = [*policy_notices, *scan.notices(result)]
     _brief_check(out, render.SESSION_START, views, extra)
-    sub_views, sub_notices = sources.validate(
-        sources.gather(root, conn.project, conn.device, render.SUBAGENT_START)
-    )
+    sub_views, sub_notices = sources.validate(sources.gather(root, conn.project, conn.device, render.SUBAGENT_START))
     _brief_check(out, render.SUBAGENT_START, sub_views, [*sub_notices, *scan.notices(result)])
     _handoff_checks(out, gathered, conn.project)
     _lease_checks(out, root, conn.device, now)
@@ -272,12 +270,7 @@ def _brief_check(out: _Run, event: str, views: list[render.SourceView], extra: l
         f"{codex_limit:,} tokens, Claude Code limit {limits.CLAUDE_CONTEXT_LIMIT_CHARS:,} characters); "
         f"status {codex.status}"
     )
-    cut = [
-        f"{s.name} ({harness})"
-        for harness, brief in briefs.items()
-        for s in brief.sources
-        if s.reason == "ceiling"
-    ]
+    cut = [f"{s.name} ({harness})" for harness, brief in briefs.items() for s in brief.sources if s.reason == "ceiling"]
     if cut:
         out.add(
             f"brief.{event}",

@@ -49,14 +49,10 @@ def table(report: Report, width: int = 100) -> list[str]:
 
 def doctor(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 on any warning or an incomplete scan, too.")
-    ] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on any warning or an incomplete scan, too.")] = False,
     fix: Annotated[
         bool,
-        typer.Option(
-            "--fix", help="First remove temporary files this tool's writers left (older than ten minutes)."
-        ),
+        typer.Option("--fix", help="First remove temporary files this tool's writers left (older than ten minutes)."),
     ] = False,
 ) -> None:
     """Check whether startup restoration is ready here, and say what to do when it is not.
