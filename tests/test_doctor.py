@@ -34,7 +34,7 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 from writer_support import write_lease
 
-from continuity import connection, doctor, limits, scan
+from continuity import connection, doctor, doctor_report, limits, scan
 from continuity.budget import Thresholds
 from continuity.conflicts import ENGINES, conflict_engine
 
@@ -72,7 +72,7 @@ def level_of(document: dict[str, object], ident: str) -> str:
     return checks(document)[ident][0]
 
 
-def report(root: Path) -> doctor.Report:
+def report(root: Path) -> doctor_report.Report:
     return doctor.run(Path.cwd(), now=NOW)
 
 
@@ -88,7 +88,7 @@ def test_clean_vault_is_ok_and_json_keys_are_pinned(vault: Path) -> None:
     assert doc["scan"]["complete"] is True  # type: ignore[index]
     for item in doc["checks"]:  # type: ignore[attr-defined]
         assert list(item) == ["id", "level", "message"]
-        assert item["level"] in doctor.LEVELS
+        assert item["level"] in doctor_report.LEVELS
     found = checks(doc)
     assert {level for level, _ in found.values()} == {"ok"}, found
     expected = {
@@ -512,11 +512,11 @@ def test_startup_scan_imports_the_standard_library_only(vault: Path) -> None:
 
 
 def test_extra_check_providers(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def pin(context: doctor.Context) -> list[doctor.Check]:
+    def pin(context: doctor.Context) -> list[doctor_report.Check]:
         assert context.root == vault and context.conn.device == DEVICE
-        return [doctor.check("hook.pin", "warn", "the startup script changed since it was pinned")]
+        return [doctor_report.check("hook.pin", "warn", "the startup script changed since it was pinned")]
 
-    def broken(context: doctor.Context) -> list[doctor.Check]:
+    def broken(context: doctor.Context) -> list[doctor_report.Check]:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(doctor, "PROVIDERS", [pin, broken])

@@ -6,7 +6,7 @@ a session start has no room for: a per-source verdict, the rendered sizes agains
 handoff set, the lease, and the bounded metadata scan of `scan.py`. It is read-only: no lease, no lock,
 no cache, nothing written anywhere.
 
-Each check is an id, a level and one line that says what to do. Levels follow SPEC section 7. Errors:
+Each check is an id, a level and one line that says what to do (`doctor_report`). Errors:
 whatever leaves a hot source out (missing except the handoff, invalid, too large, secret, link, label
 mismatch, the rendered ceiling), a secret or cap breach in INDEX.md or MEMORY_POLICY.md, no connection
 or an unreachable vault. Warnings: budget findings, conflict copies, several current handoffs, invalid
@@ -30,10 +30,9 @@ from typing import Any
 
 from continuity import connection, limits, render, scan, sources
 from continuity.connection import Connection
+from continuity.doctor_report import Check, Report, check
 from continuity.errors import ContinuityError, NotConnected, NoteError
-from continuity.scan import ScanResult
 
-LEVELS = ("ok", "warn", "error")
 # Environment variables doctor (and what it calls) reads; `resolved.environment` shows their values.
 ENV_READ = (
     connection.ENV_CONNECTION,
@@ -57,31 +56,6 @@ _MISSING_HINT = {
 }
 
 
-def printable(text: str) -> str:
-    """One line, with every non-printable character shown as an escape instead of being emitted."""
-    out = []
-    for char in " ".join(text.split()):
-        out.append(char if char.isprintable() else f"\\u{ord(char):04x}")
-    return "".join(out)
-
-
-@dataclass(frozen=True)
-class Check:
-    id: str
-    level: str  # ok | warn | error
-    message: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"id": self.id, "level": self.level, "message": self.message}
-
-
-def check(ident: str, level: str, message: str) -> Check:
-    from continuity.secrets import redact
-
-    assert level in LEVELS
-    return Check(ident, level, printable(redact(message)))
-
-
 @dataclass(frozen=True)
 class Context:
     """What a check provider may look at: everything doctor resolved, nothing it has to re-discover."""
@@ -96,49 +70,6 @@ class Context:
 Provider = Callable[[Context], list[Check]]
 # Checks owned by other modules register here (for example the hook pin and the last hook delivery).
 PROVIDERS: list[Provider] = []
-
-
-@dataclass(frozen=True)
-class Report:
-    checks: tuple[Check, ...]
-    resolved: dict[str, Any]
-    connected: bool
-    scan: ScanResult | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not any(c.level == "error" for c in self.checks)
-
-    def count(self, level: str) -> int:
-        return sum(1 for c in self.checks if c.level == level)
-
-    @property
-    def scan_complete(self) -> bool:
-        return self.scan is not None and self.scan.complete
-
-    def exit_code(self, strict: bool) -> int:
-        """3 when not connected; 1 with any error, or under `strict` any warning or incomplete scan."""
-        if not self.connected:
-            return 3
-        if not self.ok:
-            return 1
-        if strict and (self.count("warn") or not self.scan_complete):
-            return 1
-        return 0
-
-    def to_json(self) -> dict[str, Any]:
-        result = self.scan
-        return {
-            "version": 1,
-            "ok": self.ok,
-            "checks": [c.to_json() for c in self.checks],
-            "scan": {
-                "entries": result.entries if result else 0,
-                "dirs": result.dirs if result else 0,
-                "complete": result.complete if result else False,
-            },
-            "resolved": self.resolved,
-        }
 
 
 @dataclass

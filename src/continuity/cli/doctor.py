@@ -13,14 +13,14 @@ from continuity import limits
 from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
-    from continuity.doctor import Report
+    from continuity.doctor_report import Report
 
 _MIN = 1
 
 
 def table(report: Report, width: int = 100) -> list[str]:
     """A plain-text table (level, check, message), each message wrapped under its column."""
-    from continuity.doctor import printable
+    from continuity.doctor_report import printable
 
     id_width = max((len(c.id) for c in report.checks), default=5)
     indent = 7 + id_width + 2
