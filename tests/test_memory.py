@@ -193,6 +193,29 @@ def test_archive_refuses_to_overwrite_a_different_note(root: Path) -> None:
     assert (root / old.rel).exists()
 
 
+def test_archive_finishes_a_run_that_stopped_before_removing_the_original(root: Path) -> None:
+    old = _approved(root, "Tests need Docker")
+    original = (root / old.rel).read_bytes()
+    result = memory.archive(context(root, now=NOW), old.id)
+    archived = (root / result.rel).read_bytes()
+    (root / old.rel).write_bytes(original)  # as if the removal never happened
+    assert memory.archive(context(root, now=NOW + DAY), old.id) == result
+    assert not (root / old.rel).exists()
+    assert (root / result.rel).read_bytes() == archived
+
+
+def test_archive_keeps_a_later_note_that_reused_an_archived_id(root: Path) -> None:
+    rel = f"{vault.SESSIONS}/s1.md"
+    (root / vault.SESSIONS).mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text("---\nid: s1\ntype: session\n---\nThe first session.\n")
+    memory.archive(context(root, now=NOW), "s1")
+    (root / rel).write_text("---\nid: s1\ntype: session\n---\nA later session, same name.\n")
+    with pytest.raises(writer.Exists):
+        memory.archive(context(root, now=NOW), "s1")
+    assert "A later session" in (root / rel).read_text()
+    assert "The first session" in (root / "90-archive" / rel).read_text()
+
+
 # ------------------------------------------------------------------------------------- revalidate
 
 

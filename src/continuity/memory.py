@@ -295,8 +295,10 @@ def archive(ctx: WriteContext, note_id: str) -> Archived:
         meta["archived"] = now
         text = notes.compose(meta, found.note.body)
         if os.path.lexists(ctx.vault / target):
+            # Done only if it is this very note, archived by a run that stopped before removing the
+            # original; a later note that reused the id and name must not be deleted in its place.
             done = read_note(ctx.vault, target)
-            if done is None or done.meta.get("id") != note_id:
+            if done is None or done.meta.get("id") != note_id or done.note.body != found.note.body:
                 raise writer.Exists(f"{target} already exists; refusing to overwrite it")
         else:
             tx.create(target, text, op="note.archive", note_id=note_id, cap=limits.LIFECYCLE_TEXT_CAP_BYTES)
