@@ -3,8 +3,9 @@
 Doctor runs the very same gathering, validation and rendering as the startup brief (`sources.gather`,
 `sources.validate`, `render.render`), so the two can never disagree about a source; it only adds what
 a session start has no room for: a per-source verdict, the rendered sizes against every ceiling, the
-handoff set, the lease, and the bounded metadata scan of `scan.py`. It is read-only: no lease, no lock,
-no cache, nothing written anywhere.
+handoff set, the lease, and the bounded metadata scan of `scan.py`. The checks are read-only: no lease,
+no lock, no cache, nothing written anywhere. Only `fix` (`doctor --fix`) writes, as an ordinary vault
+write (local lock, lease check, journal).
 
 Each check is an id, a level and one line that says what to do (`doctor_report`). Errors:
 whatever leaves a hot source out (missing except the handoff, invalid, too large, secret, link, label

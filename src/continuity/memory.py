@@ -1,4 +1,4 @@
-"""The reviewed improvement loop: candidate -> approved -> superseded or archived, and edits of the soul.
+"""The reviewed improvement loop: candidate -> approved -> superseded or archived; revalidation.
 
 Observation becomes a *candidate* (`20-state/candidates/`, cold) with provenance: device, session and
 time. Only the person turns a candidate into an *approved* note (`30-memory/<kind>s/`, warm) with
