@@ -52,8 +52,11 @@ def read_note(vault_root: Path, rel: str) -> Found | None:
 
 
 def check_id(note_id: str) -> str:
+    """`note_id` if it is a valid id (so the guess `<folder>/<id>.md` cannot leave its folder), else exit 5."""
     if not notes.is_note_id(note_id):
-        raise InputRejected(f"{note_id!r} is not a valid note id ([a-z0-9][a-z0-9._-]*, at most 128 characters)")
+        raise InputRejected(
+            f"{note_id!r} is not a valid note id ([a-z0-9][a-z0-9._-]*, at most {limits.NOTE_ID_MAX_CHARS} characters)"
+        )
     return note_id
 
 
