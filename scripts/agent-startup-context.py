@@ -14,21 +14,27 @@ Pinning: Codex trusts a hook by the hash of its definition, which covers the com
 not this file. So the command checks this file's SHA-256 before running it, and this file checks
 the SHA-256 of every package module the hook may load (PINNED_MODULES below, written by
 `lifecycle hook pin`) before importing any of them. A mismatch injects only a notice that the
-startup code changed since it was reviewed; nothing else runs. Compiled bytecode is kept under the
+startup code changed since it was reviewed; nothing else runs. Compiled code is kept under the
 user's cache directory, not in the checkout, so a planted `__pycache__` file cannot stand in for a
 reviewed module.
 
-Speed: this file is compiled at every run, so it holds only the pinned checks and the warm path's
-call; an unchanged vault is answered by `continuity.fastpath` after checking just the two modules
-it loads, and everything else by `continuity.entry` after checking them all.
+Speed: an unchanged vault is answered by `continuity.fastpath` and the few modules it needs
+(WARM_MODULES). They are made from exactly the bytes whose digests were just checked, compiled once
+per digest into one cached bundle, so the warm path costs one read and no import machinery; nothing
+here imports `os` before the cold path (it costs about a millisecond, as much as the rest of the warm
+path); and the warm answer leaves without the interpreter's teardown. Everything else is answered by
+`continuity.entry` after all the modules are checked.
 """
 
-import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SRC = os.path.join(ROOT, "src")
-sys.path.insert(0, SRC)
+if sys.platform == "win32" or not __file__.startswith("/") or "/." in __file__ or "//" in __file__:
+    import os
+
+    ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+else:  # an absolute, normal POSIX path: its parents by hand, as `os` would give them
+    ROOT = __file__.rsplit("/", 2)[0] or "/"
+SRC = ROOT.rstrip("/") + "/src"
 
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
@@ -40,18 +46,19 @@ PINNED_MODULES = {
     "continuity/entry.py": "22b6504842faadf9b8dfa70f5ba797c630d4cf4940eb194c3ce505f2810dcd6e",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
-    "continuity/fastpath.py": "ce803419096bbe243e513cdc7f2e5876a84f4ee24708ed8a7af7bd46418baecc",
+    "continuity/fastpath.py": "8779c51de49eb6ece6215b3bce69e366a5c16fc89a69d1f42a0193a3f886fa4a",
     "continuity/handoff.py": "5e65e06098ed821f1ec68b8c298f8b80216fd95254438764dc16f2009d80abe2",
     "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
     "continuity/hookstate.py": "2189d59b488c6618a47bee0fd2446ec0270638df373db40cb7ebafb310bebf05",
     "continuity/journal.py": "1d849efb3cb5721d8883832de6439978f327311dfed236080548d73f1490c3e0",
-    "continuity/layout.py": "12adf5111323046247c53a5ae5ad914645255e78794737708714733c39fae079",
+    "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
     "continuity/lease.py": "366e16832c9ddaed472790eb9b24163163cdc73a752f2e2dc0a75deda904d3ef",
-    "continuity/limits.py": "04b80bfa83626125591ac580306dc939cc6746f583e9c7f444af0563d1195dce",
-    "continuity/minijson.py": "e906cad0cce5a4bd7a4f38d089be4f7935bcc7a8464635394a7d009a76b228ad",
+    "continuity/limits.py": "49e9a4733e25406ab625734926721450d97e1a9311e3408ab776d8967af22d2f",
+    "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
     "continuity/onboard.py": "b25739339de093fec821615a5efb4ae8afa4be8b583e0001f3e3405e7d3564f3",
-    "continuity/receipts.py": "a118aff677395565b76199f02bb1993cf522af052a38111a81464eb4d7698c8c",
+    "continuity/rawos.py": "8687ef66bbcc176b10c356e8e37a1dc7abbef0ed210dd43d27ff463f18eac14c",
+    "continuity/receipts.py": "3c3c4d9532d36a941c1768f2eebe439f5e29287d610a18c147b58bb328d53ac0",
     "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
     "continuity/scan.py": "8de5c4eb5b813fb784fc7b71a58340b4444de2425ac71dfd5c5ffc789517aa86",
     "continuity/secret_assignments.py": "dbaeef413724cfd2fed307580ec078e54e41a404f10042a937d3371fbf03a441",
@@ -61,18 +68,20 @@ PINNED_MODULES = {
     "continuity/secret_structures.py": "32d451aec85bb833bb6b0d3a48294e526d502230becdb4b11ce1fc9503b243da",
     "continuity/secrets.py": "d8592d61aa2e58079eb94636fbf7760ba1fddbdc01c02e8aa4ea8eaa13e213aa",
     "continuity/sources.py": "5a2c5dbb2ef937c3096c069d3395b924805f94b950742d2905a93a1c37833ebc",
-    "continuity/startup_cache.py": "719bb583d709e54cf0c756e3526bc45a45dca2efdfed5840a242bec9d86d2b46",
+    "continuity/startup_cache.py": "bf762dce3a84df358561fce4e8dd35f6cfda9afc929895e1f06736a77eb2ac2b",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
-    "continuity/vault.py": "8b7c4aa491c13156450c06fe679ac5d4ea103a71c50aed5d1149b03792cc761a",
+    "continuity/vault.py": "15da0380b27103322d048df43b41ac3526f084be497a936d5129e6e42a86bd70",
     "continuity/writer.py": "07dac0eb1ee739ba2342e675b45c7f06047f04bd173c0200356328cb9e8cf7e2",
 }
 # END PINNED MODULES
+# The warm path's modules, each after those it imports (a test checks both the set and the order).
 WARM_MODULES = (
     "continuity/__init__.py",
-    "continuity/fastpath.py",
-    "continuity/layout.py",
     "continuity/limits.py",
+    "continuity/layout.py",
     "continuity/minijson.py",
+    "continuity/rawos.py",
+    "continuity/fastpath.py",
 )
 START_EVENTS = ("SessionStart", "SubagentStart")
 
@@ -89,21 +98,39 @@ def _sha256():
     return sha256
 
 
-def _pin_mismatch(names=None):
-    """The first pinned module whose bytes differ from its digest (or that is missing), else None."""
+def _read(path):
+    """A file's bytes; on POSIX by plain system calls, which cost a third of what `open` does."""
+    if sys.platform == "win32":
+        with open(path, "rb") as handle:
+            return handle.read()
+    import posix
+
+    fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK)  # a FIFO must not hang the session
+    try:
+        chunks = []
+        while chunk := posix.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        posix.close(fd)
+
+
+def _checked(names):
+    """{module: bytes} when every module in `names` matches its pinned digest, else the first that does not."""
     sha256 = _sha256()
     if not PINNED_MODULES:
         return "the module digests (none are pinned)"
-    for rel in sorted(PINNED_MODULES) if names is None else names:
+    found = {}
+    for rel in names:
         digest = PINNED_MODULES.get(rel)
         try:
-            with open(os.path.join(SRC, *rel.split("/")), "rb") as handle:
-                data = handle.read()
+            data = _read(SRC + "/" + rel)
         except OSError:
             return "src/" + rel
         if digest is None or sha256(data).hexdigest() != digest:
             return "src/" + rel
-    return None
+        found[rel] = data
+    return found
 
 
 def _code_digest():
@@ -112,11 +139,103 @@ def _code_digest():
     return sha256("".join(f"{k}={v};" for k, v in sorted(PINNED_MODULES.items())).encode()).hexdigest()
 
 
+def _getenv(name):
+    """An environment variable, read without `os` on POSIX (the package's own reader is not checked yet)."""
+    if sys.platform == "win32":
+        import os
+
+        return os.environ.get(name)
+    import posix
+
+    value = posix.environ.get(name.encode())
+    return None if value is None else value.decode(sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())
+
+
+def _cache_dir():
+    """`$XDG_CACHE_HOME/continuity/pycache` (a relative value is ignored), else under `~/.cache`."""
+    base = _getenv("XDG_CACHE_HOME") or ""
+    if not base.startswith("/") and not (sys.platform == "win32" and base):
+        home = _getenv("HOME") or ""
+        if not home.startswith("/"):
+            import os
+
+            home = os.path.expanduser("~")
+        base = home + "/.cache"
+    return base + "/continuity/pycache"
+
+
 def _private_bytecode():
     """Read and write compiled modules under the user's cache directory, never the checkout's."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    sys.pycache_prefix = os.path.join(base, "continuity", "pycache")
+    sys.pycache_prefix = _cache_dir()
     sys.dont_write_bytecode = False  # the cache is ours; without it every cold start recompiles everything
+
+
+def _load_warm(sources):
+    """Make the warm modules from `sources` (their checked bytes), as an import would, and return fastpath.
+
+    The compiled code of all of them is one marshal file named by the digests of those bytes, so a
+    change to any module is a new file, never a stale one.
+    """
+    import marshal
+
+    sha256 = _sha256()
+    key = sha256("\0".join([SRC] + [PINNED_MODULES[rel] for rel in WARM_MODULES]).encode()).hexdigest()
+    bundle = f"{_cache_dir()}/warm-{key[:32]}-{sys.implementation.cache_tag}.code"
+    try:
+        codes = marshal.loads(_read(bundle))  # noqa: S302 -- our own cache, as trusted as __pycache__
+    except Exception:  # missing, unreadable or damaged: compile again
+        codes = None
+    if not isinstance(codes, tuple) or len(codes) != len(WARM_MODULES):
+        codes = tuple(compile(sources[rel], SRC + "/" + rel, "exec", dont_inherit=True) for rel in WARM_MODULES)
+        try:
+            import os
+
+            os.makedirs(os.path.dirname(bundle), 0o700, exist_ok=True)
+            tmp = f"{bundle}.{os.urandom(6).hex()}.tmp"
+            with open(tmp, "xb") as handle:
+                handle.write(marshal.dumps(codes))
+            os.replace(tmp, bundle)
+        except OSError:
+            pass  # a cache that cannot be written costs only speed
+    machinery = sys.modules.get("_frozen_importlib")  # importlib's own, loaded at start-up
+    external = sys.modules.get("_frozen_importlib_external")
+    if machinery is None or external is None:  # not CPython: the documented names
+        import importlib.machinery as external
+        import importlib.machinery as machinery
+    for rel, code in zip(WARM_MODULES, codes, strict=True):
+        name = rel[:-3].replace("/", ".").removesuffix(".__init__")
+        parent, _, child = name.rpartition(".")
+        path = SRC + "/" + rel
+        package = rel.endswith("/__init__.py")
+        # What importlib's module_from_spec sets, without its file-loader lookups.
+        spec = machinery.ModuleSpec(name, external.SourceFileLoader(name, path), origin=path, is_package=package)
+        spec.has_location = True
+        module = type(sys)(name)
+        module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, path
+        module.__package__ = name if package else parent
+        if package:
+            module.__path__ = spec.submodule_search_locations = [path.rpartition("/")[0]]
+        sys.modules[name] = module
+        exec(code, module.__dict__)  # noqa: S102 -- the import itself, of code compiled from checked bytes
+        if parent:
+            setattr(sys.modules[parent], child, module)
+    return sys.modules["continuity.fastpath"]
+
+
+def _leave():
+    """Exit 0 at once, skipping the interpreter's teardown once the answer is out.
+
+    Freeing every module and object the process is about to drop costs more than the whole warm
+    path; nothing is left to finish (stdout is flushed here, the receipt was written and closed).
+    """
+    sys.stdout.flush()
+    if sys.platform == "win32":
+        import os
+
+        os._exit(0)
+    import posix
+
+    posix._exit(0)
 
 
 def _changed_text(event, what):
@@ -152,21 +271,21 @@ def _option(argv, name, default):
 
 
 def main(argv):
-    _private_bytecode()
     hook = "--hook" in argv
     data = None
-    rest = None  # the pinned modules still to check: all of them, unless the warm ones just were
-    if hook and not _pin_mismatch(WARM_MODULES):
-        from continuity import fastpath
-
-        warm = fastpath.main_warm(_option(argv, "--harness", "codex"), _code_digest())
-        if warm is not None:
-            sys.stdout.write(warm.decode("utf-8") + "\n")
-            return 0
-        data = fastpath.DATA
-        rest = sorted(set(PINNED_MODULES) - set(WARM_MODULES))
-    changed = _pin_mismatch(rest)
-    if changed:
+    rest = sorted(PINNED_MODULES)  # the pinned modules still to check: all of them, unless the warm ones were
+    if hook:
+        sources = _checked(WARM_MODULES)
+        if isinstance(sources, dict):
+            fastpath = _load_warm(sources)
+            warm = fastpath.main_warm(_option(argv, "--harness", "codex"), _code_digest())
+            if warm is not None:
+                sys.stdout.write(warm.decode("utf-8") + "\n")
+                _leave()
+            data = fastpath.DATA
+            rest = sorted(set(PINNED_MODULES) - set(WARM_MODULES))
+    changed = _checked(rest)
+    if not isinstance(changed, dict):
         if hook:
             out = _changed_output(changed, data)
             if out:
@@ -174,6 +293,8 @@ def main(argv):
             return 0
         sys.stdout.write(_changed_text(_option(argv, "--event", "SessionStart"), changed) + "\n")
         return 3
+    _private_bytecode()
+    sys.path.insert(0, SRC)
     from continuity import entry
 
     return entry.main(argv, data, _code_digest())
@@ -183,7 +304,7 @@ if __name__ == "__main__":
     try:
         code = main(sys.argv[1:])
     except BaseException:
-        if "--hook" not in sys.argv or os.environ.get("CONTINUITY_DEBUG") == "1":
+        if "--hook" not in sys.argv or _getenv("CONTINUITY_DEBUG") == "1":
             raise
         code = 0
     sys.exit(code)

@@ -60,8 +60,9 @@ def test_the_warm_path_serves_the_cold_bytes_without_heavy_imports(
     first = start(checkout, event)  # fills the cache
     assert first == cold
     loaded = warm_imports(checkout, event)
-    assert "continuity.fastpath" in loaded
-    assert not {name for name in loaded if name.split(".")[0] in HEAVY}, sorted(loaded)
+    # The warm modules come from the script's bundle, not the import system: an import of any
+    # continuity module here would mean the cold path ran. Not even `os` is imported.
+    assert not {name for name in loaded if name.split(".")[0] in (*HEAVY, "os", "continuity")}, sorted(loaded)
     assert start(checkout, event) == cold
 
 

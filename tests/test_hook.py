@@ -394,27 +394,28 @@ def test_pathological_notes_render_within_the_hook_timeout(connected: Path, vaul
 # --------------------------------------------------------------------------- imports and fallbacks
 
 
-def loaded_modules(connected: Path, tmp_path: Path, env: dict[str, str]) -> set[str]:
-    out = tmp_path / "modules.json"
-    code = (
-        "import atexit, json, runpy, sys\n"
-        f"atexit.register(lambda: open({str(out)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
-        f"sys.argv = [{str(startup_script())!r}, '--hook', '--harness', 'codex']\n"
-        f"runpy.run_path({str(startup_script())!r}, run_name='__main__')\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload(connected)).encode(),
-                          capture_output=True, env=env, check=False, timeout=limits.HOOK_TIMEOUT_SECONDS)
+def loaded_modules(connected: Path, env: dict[str, str]) -> set[str]:
+    """The top-level modules one run of the hook imports, from `-X importtime` (the warm path leaves
+    with `_exit`, so nothing can be read at exit)."""
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", str(startup_script()), "--hook", "--harness", "codex"],
+        input=json.dumps(payload(connected)).encode(), capture_output=True, env=env, check=False,
+        timeout=limits.HOOK_TIMEOUT_SECONDS,
+    )  # fmt: skip
+    lines = proc.stderr.decode().splitlines()
+    assert all(line.startswith("import time:") for line in lines), proc.stderr
+    proc.stderr = b""
     assert MARK["soul"] in context_of(proc)
-    return {name.split(".")[0] for name in json.loads(out.read_text())}
+    return {line.split("|")[-1].strip().split(".")[0] for line in lines}
 
 
 def test_hook_never_imports_typer_or_portalocker_and_warm_path_skips_yaml_and_scanner(
     connected: Path, tmp_path: Path
 ) -> None:
     env = hook_env()
-    cold = loaded_modules(connected, tmp_path, env)
-    assert not cold & {"typer", "click", "portalocker", "rich", "pydantic"}
-    warm = loaded_modules(connected, tmp_path, env)
+    cold = loaded_modules(connected, env)
+    assert "continuity" in cold and not cold & {"typer", "click", "portalocker", "rich", "pydantic"}
+    warm = loaded_modules(connected, env)
     assert not warm & {"typer", "click", "portalocker", "rich", "pydantic", "ruamel", "detect_secrets"}
 
 

@@ -1,10 +1,11 @@
 """The startup hook's warm path, and the low-level pieces both paths share.
 
 Every session and subagent waits for the startup hook, so serving an unchanged vault must cost little
-more than starting Python. This module therefore imports only `os`, `sys` and `hashlib` (no `re`,
-`json`, `pathlib` or `dataclasses`, each of which costs several milliseconds), parses the harness's
-JSON with a small strict parser, and answers from a cache record written by the cold path when the
-cache key still matches. Anything unusual (a compaction start, another event, a missing record, a
+more than starting Python. This module therefore imports only `sys`, the built-in SHA-256 and
+`rawos` (not `os`, `re`, `json`, `pathlib` or `dataclasses`, each of which costs from one to several
+milliseconds; nor `from __future__ import annotations`, which at run time imports `__future__`),
+parses the harness's JSON with a small strict parser, and answers from a cache record written by the
+cold path when the cache key still matches. Anything unusual (a compaction start, another event, a missing record, a
 changed key) returns None and the caller takes the full path, which validates everything.
 
 The key covers every byte the brief depends on: the hot sources and INDEX/MEMORY_POLICY by content
@@ -14,13 +15,10 @@ connection, event, harness and the digest of the pinned code. The one thing the 
 see at once is an existing file that grows past the storage review limit; that budget notice follows
 at the next change of a visited folder, and `lifecycle budget` is always exact.
 
-The pieces the cold path shares (reading the connection file, opening a vault file without following
-links, the key) live here so that both paths run the same code.
+The pieces the cold path shares (reading the connection file, the key, the record) live here and in
+`rawos` so that both paths run the same code.
 """
 
-from __future__ import annotations
-
-import os
 import sys
 
 try:  # the built-in module: OpenSSL's hashlib costs milliseconds to import
@@ -31,8 +29,9 @@ except ImportError:  # Python 3.12 and later
     except ImportError:
         from hashlib import sha256  # type: ignore[assignment, unused-ignore]
 
-from continuity import layout, limits
+from continuity import layout, limits, rawos
 from continuity.minijson import json_string, parse_json
+from continuity.rawos import join, open_nofollow, open_regular, read_fd_capped, write_private
 
 RECORD_MAGIC = b"continuity-startup-cache 3\n"
 START_EVENTS = ("SessionStart", "SubagentStart")
@@ -47,10 +46,6 @@ HOT_CAPS = {
 }
 _ID_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _ID_REST = _ID_FIRST | {"-"}
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_USE_DIR_FD = os.open in os.supports_dir_fd and bool(_O_NOFOLLOW) and bool(_O_DIRECTORY)
 
 
 # --- connection ---------------------------------------------------------------------------------------
@@ -69,13 +64,13 @@ def is_valid_id(value: object) -> bool:
 def find_repo_root(start: str) -> str | None:
     """The nearest folder at or above `start` holding a `.git` entry (folder or worktree file)."""
     try:
-        here = os.path.realpath(start)
+        here = rawos.realpath(start)
     except (OSError, ValueError):
         return None
     while True:
-        if os.path.lexists(os.path.join(here, ".git")):
+        if rawos.lexists(join(here, ".git")):
             return here
-        parent = os.path.dirname(here)
+        parent = rawos.dirname(here)
         if parent == here:
             return None
         here = parent
@@ -121,74 +116,26 @@ def parse_connection_text(text: str, name: str = CONNECTION_FILE) -> dict[str, s
     return values
 
 
-# --- reading vault files --------------------------------------------------------------------------------
-
-
-def open_nofollow(root: str, rel: str) -> int:
-    """Open `rel` under `root` for reading, refusing a symbolic link at any component (OSError)."""
-    parts = rel.split("/")
-    if not _USE_DIR_FD:
-        current = root
-        for part in parts:
-            current = os.path.join(current, part)
-            if os.path.islink(current):
-                import errno
-
-                raise OSError(errno.ELOOP, "symbolic link", current)
-        return os.open(current, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
-    dir_fd = os.open(root, os.O_RDONLY | _O_DIRECTORY)
-    try:
-        for part in parts[:-1]:
-            next_fd = os.open(part, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW, dir_fd=dir_fd)
-            os.close(dir_fd)
-            dir_fd = next_fd
-        return os.open(parts[-1], os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def open_regular(path: str) -> int:
-    """Open a machine-local file for reading: never through a link, never blocking on a FIFO."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(f"{path} is not a regular file")
-    return fd
-
-
-def read_fd_capped(fd: int, cap: int) -> bytes:
-    chunks: list[bytes] = []
-    remaining = cap + 1
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, 1 << 16))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+# --- the cache key -----------------------------------------------------------------------------------------
 
 
 def _file_token(root: str, rel: str, cap: int) -> bytes:
     """What the key records of one source: its content digest, or why it could not be read."""
-    import stat
-
     try:
         fd = open_nofollow(root, rel)
     except OSError as exc:
         return f"{rel}!open:{exc.errno}".encode()
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return f"{rel}!mode:{stat.S_IFMT(info.st_mode)}".encode()
+        info = rawos.fstat(fd)
+        if not rawos.S_ISREG(info.st_mode):
+            return f"{rel}!mode:{rawos.S_IFMT(info.st_mode)}".encode()
         if info.st_size > cap:
             return f"{rel}!size:{info.st_size}".encode()
         data = read_fd_capped(fd, cap)
     except OSError as exc:
         return f"{rel}!read:{exc.errno}".encode()
     finally:
-        os.close(fd)
+        rawos.close(fd)
     return f"{rel}:{len(data)}:".encode() + bytes(sha256(data).digest())
 
 
@@ -216,7 +163,7 @@ def vault_key(root: str, project: str, device: str, event: str, harness: str, co
         h.update(_file_token(root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES) + b"\0")
     listing: list[str] = []
     try:
-        with os.scandir(os.path.join(root, HANDOFFS)) as entries:
+        with rawos.scandir(join(root, HANDOFFS)) as entries:
             for entry in entries:
                 if entry.name.startswith(".") or not entry.name.endswith(".md"):
                     continue
@@ -235,7 +182,7 @@ def vault_key(root: str, project: str, device: str, event: str, harness: str, co
 
 def dir_stamp(root: str, rel: str) -> str:
     try:
-        s = os.lstat(os.path.join(root, rel))
+        s = rawos.lstat(join(root, rel))
     except OSError:
         return "-"
     return f"{s.st_mode}:{s.st_mtime_ns}:{s.st_ctime_ns}:{s.st_ino}"
@@ -245,13 +192,12 @@ def dir_stamp(root: str, rel: str) -> str:
 
 
 def cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "continuity", "startup")
+    return join(rawos.user_dir("cache"), "startup")
 
 
 def slot_path(root: str, project: str, device: str, event: str, harness: str, who: str) -> str:
     ident = f"{who}\0{root}\0{project}\0{device}\0{event}\0{harness}"
-    return os.path.join(cache_dir(), sha256(ident.encode()).hexdigest()[:32] + ".rec")
+    return join(cache_dir(), sha256(ident.encode()).hexdigest()[:32] + ".rec")
 
 
 def encode_record(key: str, dirs: list[tuple[str, str]], fields: dict[str, str], sections: dict[str, bytes]) -> bytes:
@@ -310,7 +256,7 @@ def read_record(path: str) -> tuple[str, list[tuple[str, str]], dict[str, str], 
     except OSError:
         return None
     finally:
-        os.close(fd)
+        rawos.close(fd)
     if len(data) > limits.STARTUP_CACHE_RECORD_CAP_BYTES:
         return None
     try:
@@ -319,29 +265,11 @@ def read_record(path: str) -> tuple[str, list[tuple[str, str]], dict[str, str], 
         return None
 
 
-def write_private(path: str, data: bytes) -> None:
-    """Replace a machine-local file atomically (no fsync: losing it in a crash costs only speed)."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.urandom(6).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except OSError:
-        os.unlink(tmp)
-        raise
-
-
 # --- receipts -----------------------------------------------------------------------------------------------
 
 
 def state_home() -> str:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "continuity")
+    return rawos.user_dir("state")
 
 
 def checkout_digest(checkout: str | None) -> str | None:
@@ -351,7 +279,12 @@ def checkout_digest(checkout: str | None) -> str | None:
 
 
 def write_receipt(entry: dict[str, object], now: float | None = None) -> None:
-    """One receipt file per (checkout, harness, event), written by hand as a small JSON object."""
+    """One receipt file per (checkout, harness, event), written by hand as a small JSON object.
+
+    It is padded with spaces to a fixed size so that the next delivery overwrites it in place
+    (`rawos.overwrite`), a few microseconds instead of a tenth of a millisecond; a reader takes a
+    damaged receipt for a missing one, and proof of delivery is not worth slowing a delivery.
+    """
     import time
 
     entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), **entry}
@@ -365,9 +298,13 @@ def write_receipt(entry: dict[str, object], now: float | None = None) -> None:
             text = json_string(str(value))
         parts.append(f"{json_string(name)}: {text}")
     slot = f"{entry.get('checkout')}-{entry.get('harness')}-{entry.get('event')}"
-    path = os.path.join(state_home(), "receipts", sha256(slot.encode()).hexdigest()[:24] + ".json")
-    try:  # noqa: SIM105 -- contextlib is one more import on the warm path
-        write_private(path, ("{" + ", ".join(parts) + "}\n").encode())
+    path = join(state_home(), "receipts", sha256(slot.encode()).hexdigest()[:24] + ".json")
+    data = ("{" + ", ".join(parts) + "}").encode()
+    if len(data) < limits.RECEIPT_FILE_BYTES:
+        data = data.ljust(limits.RECEIPT_FILE_BYTES - 1) + b"\n"
+    try:
+        if not rawos.overwrite(path, data):
+            write_private(path, data)
     except OSError:
         pass  # proof of delivery must never cost a delivery
 
@@ -379,7 +316,7 @@ def serve(data: bytes, harness: str, code: str) -> bytes | None:
     """The hook's stdout for an unchanged vault, or None when the full path must answer."""
     if harness not in HARNESSES or len(data) > limits.HOOK_STDIN_CAP_BYTES:
         return None
-    if os.environ.get("CONTINUITY_NO_CACHE") == "1":
+    if rawos.getenv("CONTINUITY_NO_CACHE") == "1":
         return None
     try:
         payload = parse_json(data.decode("utf-8"))
@@ -390,24 +327,24 @@ def serve(data: bytes, harness: str, code: str) -> bytes | None:
     event, cwd, source = payload.get("hook_event_name"), payload.get("cwd"), payload.get("source")
     if event not in START_EVENTS or source == "compact" or not isinstance(cwd, str) or not cwd:
         return None
-    override = os.environ.get("AGENT_VAULT_CONNECTION")
+    override = rawos.getenv("AGENT_VAULT_CONNECTION")
     repo = find_repo_root(cwd)
     if override:
         conn_file = override
     elif repo is None:
         return None
     else:
-        conn_file = os.path.join(repo, CONNECTION_FILE)
+        conn_file = join(repo, CONNECTION_FILE)
     try:
         fd = open_regular(conn_file)
         try:
             values = parse_connection_text(read_fd_capped(fd, limits.CONNECTION_CAP_BYTES).decode("utf-8"))
         finally:
-            os.close(fd)
+            rawos.close(fd)
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     root, project, device = values.get("vault", ""), values.get("project"), values.get("device")
-    if not os.path.isabs(root) or not is_valid_id(project) or not is_valid_id(device):
+    if not rawos.isabs(root) or not is_valid_id(project) or not is_valid_id(device):
         return None
     assert isinstance(project, str) and isinstance(device, str) and isinstance(event, str)
     record = read_record(slot_path(root, project, device, event, harness, "hook"))

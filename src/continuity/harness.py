@@ -31,6 +31,7 @@ from typing import Any
 
 from continuity import limits
 from continuity.errors import InputRejected, UsageError
+from continuity.pincode import pin_code
 
 CODEX = "codex"
 CLAUDE = "claude"
@@ -59,57 +60,6 @@ NOTICE = {
     CODEX: "After reviewing the change, the person can run lifecycle hook pin and trust the hook again (/hooks).",
     CLAUDE: "After reviewing the change, the person can run lifecycle hook pin (or hooks install) again.",
 }
-# Runs argv[1] only when its SHA-256 equals argv[2], executing exactly the bytes it hashed. Otherwise it
-# reads stdin and, in the form for a start event (argv[3]), prints a valid hook answer that says memory
-# was not restored. A relative script path is taken from the git top level of the session's directory.
-# `{q}` is the quote the surrounding shell leaves alone; the text holds no other quote, `$` or backtick.
-# Only os and sys are imported, with the built-in SHA-256 (json only to word a mismatch), and Python runs
-# with -I -S: the check and the warm path together must cost little more than starting the interpreter.
-_PIN_HEAD = (
-    "import os,sys;a=sys.argv;w=lambda s:__import__({q}json{q}).dumps(s);p=a[1];c=os.getcwd();"
-    "exec({q}try:from _sha256 import sha256 as S\\nexcept ImportError:\\n try:from _sha2 import sha256 as S"
-    "\\n except ImportError:from hashlib import sha256 as S{q});"
-    "ps=[c]+[c:=os.path.dirname(c) for _ in range(64)];"
-    "t=next((d for d in ps if os.path.lexists(os.path.join(d,{q}.git{q}))),ps[0]);"
-    "p=p if os.path.isabs(p) else os.path.join(t,p);"
-    "b=open(p,{q}rb{q}).read() if os.path.isfile(p) else b{q}{q};"
-    "ok=S(b).hexdigest()==a[2];"
-    "ok or sys.stdin.buffer.read();"
-)
-_PIN_NOTICE = (
-    "ok or print(w(dict(hookSpecificOutput=dict(hookEventName=a[3],additionalContext="
-    "{q}<private-memory event={q}+w(a[3])+{q} status={q}+w({q}unavailable{q})+{q}>\\n{notice}\\n"
-    "</private-memory>{q}))));"
-)
-# The verified bytes are compiled once per digest: the code object is kept under the user's cache
-# folder as `startup-<digest>-<python tag>.code` (the same trust as Python's own bytecode cache there),
-# which saves the compilation, the largest cost the warm path has left.
-_PIN_TAIL = (
-    "ok or sys.exit(0);sys.argv=[p]+a[{rest}:];R,W,E=({q}rb{q},{q}wb{q},{q}exec{q});"
-    "k=os.path.join(os.environ.get({q}XDG_CACHE_HOME{q}) or os.path.join(os.path.expanduser({q}~{q}),{q}.cache{q}),"
-    "{q}continuity{q},{q}pycache{q},{q}startup-{q}+a[2]+{q}-{q}+sys.implementation.cache_tag+{q}.code{q});"
-    "exec({q}import marshal\\ntry:C=marshal.loads(open(k,R).read())\\nexcept Exception:\\n C=compile(b,p,E)\\n"
-    " try:\\n  os.makedirs(os.path.dirname(k),448,True);t=k+str(os.getpid());f=open(t,W);f.write(marshal.dumps(C))"
-    ";f.close();os.replace(t,k)\\n except OSError:pass{q});"
-    "exec(C,dict(__name__={q}__main__{q},__file__=p))"
-)
-_NOT_RESTORED = (
-    "Private memory was not restored: scripts/agent-startup-context.py changed since this hook was reviewed "
-    "(its SHA-256 differs from the one pinned in the hook command). Continue under AGENTS.md, and do not "
-    "claim that private identity, preferences or handoffs were restored. "
-)
-
-
-def pin_code(harness: str, quote: str, *, start: bool) -> str:
-    """The stdlib-only check that runs the startup script only when its digest matches.
-
-    argv: SCRIPT DIGEST [EVENT] ARGS…; EVENT only in the form for a start event, which answers a
-    mismatch with a notice (the other events answer it with nothing).
-    """
-    code = _PIN_HEAD + (_PIN_NOTICE if start else "") + _PIN_TAIL
-    return code.format(q=quote, notice=_NOT_RESTORED + NOTICE[harness], rest=4 if start else 3)
-
-
 @dataclass(frozen=True)
 class Location:
     """Where the handlers point: the script paths and the interpreter written into commands."""
@@ -143,9 +93,9 @@ def brief_command(harness: str, event: str | None, where: Location, digest: str,
     head = [where.script, digest] + ([event] if event else [])
     tail = ["--hook", "--harness", harness]
     if windows:
-        code = pin_code(harness, chr(39), start=event is not None)
+        code = pin_code(NOTICE[harness], start=event is not None, windows=True)
         return f'{where.python(True)} -I -S -c "{code}" "{where.script}" {" ".join([*head[1:], *tail])}; exit 0'
-    code = pin_code(harness, chr(34), start=event is not None)
+    code = pin_code(NOTICE[harness], start=event is not None)
     return f"{where.python(False)} -I -S -c {shlex.quote(code)} {shlex.join([*head, *tail])}"
 
 

@@ -4,8 +4,6 @@ Both the startup hook's warm path (which must not import `pathlib`) and `vault` 
 here, so the two can never disagree about where a source lives.
 """
 
-from __future__ import annotations
-
 SYSTEM = "00-system"
 PROJECTS = "10-project"
 STATE = "20-state"

@@ -4,8 +4,6 @@ Tests import these instead of repeating the figures, so a change of policy is on
 Ceilings and caps are safety limits, not quotas: spare room is never a reason to write memory.
 """
 
-from __future__ import annotations
-
 KIB = 1024
 MIB = 1024 * KIB
 
@@ -126,6 +124,7 @@ HOOK_STATE_MAX_AGE_SECONDS = 30 * 24 * 3600
 HOOK_STATE_PRUNE_MAX_ENTRIES = 1024
 RECEIPTS_CAP_BYTES = 64 * KIB
 RECEIPTS_MAX_ENTRIES = 64
+RECEIPT_FILE_BYTES = 1 * KIB  # each receipt is padded to this size, so the next one overwrites it in place
 HARNESS_CONFIG_CAP_BYTES = 1 * MIB
 
 # Ids.

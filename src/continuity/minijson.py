@@ -5,8 +5,6 @@ hook reads one small object from the harness and writes a few small receipts, wh
 Anything outside strict JSON raises ValueError and the hook falls back to its full path.
 """
 
-from __future__ import annotations
-
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _WS = " \t\n\r"
 

@@ -33,8 +33,9 @@ FIELDS = (
 
 
 def state_home() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "continuity"
+    from continuity import rawos
+
+    return Path(rawos.user_dir("state"))
 
 
 def receipts_dir() -> Path:

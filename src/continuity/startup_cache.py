@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from continuity import fastpath, render, sources
+from continuity import fastpath, rawos, render, sources
 from continuity.connection import Connection
 from continuity.render import Brief, SourceView
 
@@ -137,4 +137,4 @@ def _store(slot: str, key: str, stamps: list[tuple[str, str]], brief: Brief) -> 
     fields["output_sha256"] = hashlib.sha256(output).hexdigest()
     blobs = {"output": output, "brief": brief_blob}
     with contextlib.suppress(OSError):  # a cache that cannot be written only makes the next start slower
-        fastpath.write_private(slot, fastpath.encode_record(key, stamps, fields, blobs))
+        rawos.write_private(slot, fastpath.encode_record(key, stamps, fields, blobs))
