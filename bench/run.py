@@ -7,7 +7,9 @@ ratios (the median of pairwise ratios, so a noisy moment hits both sides of a pa
 
 * the hook, warm (an unchanged vault, served from the startup cache) and cold (every hot source
   changed before each run, about 12 KiB in all), each against `python -I -S -c pass`, both through the
-  checked-in `.codex/hooks.json` command in `bash -c`, exactly as Codex runs it;
+  checked-in `.codex/hooks.json` command in `bash -c`, exactly as Codex runs it; beside them the bare
+  interpreter through `bash -c` (what the shell alone adds to any Codex hook) and the script run
+  directly (no shell, no pin check in the command, but compiled at every run);
 * `lifecycle render` and `lifecycle --help`, against the same bare interpreter;
 * then `bench_doctor_budget.py`, `bench_recall.py` and `secrets_bench.py` (doctor and budget on 1,000 to
   100,000 files, recall cold and warm on 10,000 notes, secret-gate throughput); `--quick` runs them on
@@ -22,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -118,12 +121,14 @@ def main() -> None:
         ).encode()  # fmt: skip
         bare = [sys.executable, "-I", "-S", "-c", "pass"]
         hook = ["bash", "-c", hook_command(checkout)]
+        shell = ["bash", "-c", shlex.join(bare)]
         script = [sys.executable, "-I", "-S", str(checkout / "scripts" / "agent-startup-context.py"), "--hook"]
         common = {"cwd": cwd, "env": env}
         timed(hook, stdin=payload, **common)  # fill the cache
         rows = [
             pairwise("hook, warm", bare, hook, args.repeat, stdin=payload, **common),
-            pairwise("hook script alone, warm (no shell, no pin)", bare, script, args.repeat, stdin=payload, **common),
+            pairwise("bare interpreter through bash -c", bare, shell, args.repeat, stdin=payload, **common),
+            pairwise("hook script alone, warm", bare, script, args.repeat, stdin=payload, **common),
             pairwise(
                 "hook, cold (every hot source changed)",
                 bare,

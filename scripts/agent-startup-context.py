@@ -57,7 +57,7 @@ PINNED_MODULES = {
     "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
     "continuity/onboard.py": "b25739339de093fec821615a5efb4ae8afa4be8b583e0001f3e3405e7d3564f3",
-    "continuity/rawos.py": "8687ef66bbcc176b10c356e8e37a1dc7abbef0ed210dd43d27ff463f18eac14c",
+    "continuity/rawos.py": "8906d8ddfe2c48a5b18e21337ac7b903223176f8227ba01b4f786435809a86a3",
     "continuity/receipts.py": "3c3c4d9532d36a941c1768f2eebe439f5e29287d610a18c147b58bb328d53ac0",
     "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
     "continuity/scan.py": "8de5c4eb5b813fb784fc7b71a58340b4444de2425ac71dfd5c5ffc789517aa86",
@@ -152,15 +152,29 @@ def _getenv(name):
 
 
 def _cache_dir():
-    """`$XDG_CACHE_HOME/continuity/pycache` (a relative value is ignored), else under `~/.cache`."""
+    """`$XDG_CACHE_HOME/continuity/pycache`, else under `~/.cache`; a relative value is ignored.
+
+    A relative path would be taken in the session's folder, where a repository could plant compiled
+    code; with no absolute home the folder is one under /dev/null, where nothing can be read or made.
+    (This repeats `rawos.user_dir`, which cannot be trusted before it is checked.)
+    """
+    if sys.platform == "win32":
+        import os
+
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        return os.path.join(base if os.path.isabs(base) else os.path.expanduser("~\\.cache"), "continuity", "pycache")
     base = _getenv("XDG_CACHE_HOME") or ""
-    if not base.startswith("/") and not (sys.platform == "win32" and base):
+    if not base.startswith("/"):
         home = _getenv("HOME") or ""
         if not home.startswith("/"):
-            import os
+            try:
+                import posix
+                import pwd
 
-            home = os.path.expanduser("~")
-        base = home + "/.cache"
+                home = pwd.getpwuid(posix.getuid()).pw_dir
+            except (ImportError, KeyError):
+                home = ""
+        base = (home if home.startswith("/") else "/dev/null") + "/.cache"
     return base + "/continuity/pycache"
 
 

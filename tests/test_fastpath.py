@@ -6,16 +6,18 @@ what a harness gets, and read `-X importtime` to prove which modules a warm star
 
 from __future__ import annotations
 
+import ast
 import json
+import marshal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hookkit import command, connect, context_of, hook_env, hooks_doc, make_checkout, payload, run_shell
+from hookkit import command, connect, context_of, hook_env, hooks_doc, lifecycle, make_checkout, payload, run_shell
 from hypothesis import given, strategies as st
 
-from continuity import fastpath, minijson
+from continuity import fastpath, minijson, rawos
 
 HEAVY = ("re", "json", "pathlib", "dataclasses", "ruamel", "detect_secrets", "typer", "portalocker", "click")
 
@@ -100,6 +102,79 @@ def test_a_corrupt_record_is_a_miss(checkout: Path, home_env: None) -> None:
     for record in folder.glob("*.rec"):
         record.write_bytes(b"continuity-startup-cache 3\nkey x\nend\nblob output 99999\n{")
     assert start(checkout) == expected
+
+
+def test_a_relative_cache_folder_is_never_used(checkout: Path, home_env: None) -> None:
+    """XDG_CACHE_HOME is ignored when relative: read in the session's folder, a repository could plant the
+    compiled startup code (its name follows from the public digest) or a startup record there."""
+    expected = start(checkout)
+    doc_command = command(hooks_doc(checkout), "SessionStart")
+    digest = doc_command.split(" scripts/agent-startup-context.py ")[1].split()[0]
+    planted = checkout / "src" / "planted" / "continuity" / "pycache"
+    planted.mkdir(parents=True)
+    name = f"startup-{digest}-{sys.implementation.cache_tag}.code"
+    (planted / name).write_bytes(marshal.dumps(compile("print('planted code ran')", "x", "exec")))
+    for relative in ("planted", "./planted"):
+        assert start(checkout, XDG_CACHE_HOME=relative) == expected
+    assert sorted(p.name for p in planted.iterdir()) == [name]  # nothing was written there either
+    assert rawos.user_dir("cache") == str(checkout.parent / "home" / ".cache" / "continuity")
+
+
+def test_relative_home_and_state_folders_are_ignored(
+    checkout: Path, home_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = start(checkout)
+    before = sorted(p.name for p in (checkout / "src").iterdir())
+    assert start(checkout, XDG_CACHE_HOME="cache", XDG_STATE_HOME="state") == expected
+    assert sorted(p.name for p in (checkout / "src").iterdir()) == before
+    # A relative HOME gives way to the password database's home (only computed here, never used);
+    # a process with neither keeps its caches under /dev/null, where nothing can be made.
+    monkeypatch.setenv("HOME", "home")
+    monkeypatch.setenv("XDG_CACHE_HOME", "cache")
+    assert rawos.isabs(rawos.home()) and rawos.isabs(rawos.user_dir("cache"))
+    assert rawos.join(rawos.NO_HOME, "x") == "/dev/null/x"
+
+
+def test_the_warm_modules_are_the_closure_of_fastpath_in_import_order(checkout: Path) -> None:
+    """The script loads WARM_MODULES itself, in order: each must follow every module it imports."""
+    from continuity import pin
+
+    text = (checkout / "scripts" / "agent-startup-context.py").read_text()
+    tree = ast.parse(text)
+    [warm] = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "WARM_MODULES"
+    ]
+    src = checkout / "src"
+    assert set(warm) == set(pin.module_closure(src, ("continuity.fastpath",)))
+    for index, rel in enumerate(warm):
+        module = rel[:-3].replace("/", ".").removesuffix(".__init__")
+        imported = {name for name in pin.module_closure(src, (module,)) if name != rel}
+        assert imported <= set(warm[:index]), (rel, imported - set(warm[:index]))
+
+
+def test_a_changed_warm_module_is_a_new_bundle_never_a_stale_one(checkout: Path, home_env: None) -> None:
+    """The warm modules run from a bundle named by their digests: an edit is refused until pinned, then
+    compiled into a new bundle."""
+    start(checkout)
+    pycache = checkout.parent / "home" / ".cache" / "continuity" / "pycache"
+    bundles = set(pycache.glob("warm-*.code"))
+    assert len(bundles) == 1
+    layout_file = checkout / "src" / "continuity" / "layout.py"
+    original = layout_file.read_text()
+    try:
+        layout_file.write_text(original + "\nEDITED_MARK = 1\n")
+        assert 'status="unavailable"' in start(checkout)  # changed since the pin: nothing of it runs
+        assert set(pycache.glob("warm-*.code")) == bundles
+        assert lifecycle(checkout, "hook", "pin").returncode == 0
+        assert 'status="restored"' in start(checkout)
+        new = set(pycache.glob("warm-*.code")) - bundles
+        assert len(new) == 1 and b"EDITED_MARK" in new.pop().read_bytes()
+    finally:
+        layout_file.write_text(original)
+        assert lifecycle(checkout, "hook", "pin").returncode == 0
+    assert 'status="restored"' in start(checkout)
 
 
 @pytest.fixture

@@ -78,14 +78,30 @@ def S_ISLNK(mode: int) -> bool:
     return mode & 0o170000 == 0o120000
 
 
+# A path under which nothing can be opened or created, by anyone: the home of a process that has none.
+NO_HOME = "/dev/null"
+
+
 def home() -> str:
-    """`os.path.expanduser("~")`."""
+    """HOME when it is absolute, else the password database's home, else NO_HOME; never relative.
+
+    `os.path.expanduser` would return a relative HOME as it is, and caches found relative to the
+    session's folder would let a repository supply them (a planted startup record is a brief that
+    skipped the secret gate). Without an absolute home nothing is cached or recorded; all else works.
+    """
     value = getenv("HOME")
     if value and isabs(value):
         return value
-    import os.path
+    if sys.platform == "win32":  # pragma: no cover
+        value = _os.path.expanduser("~")
+        return value if isabs(value) else NO_HOME
+    try:
+        import pwd
 
-    return os.path.expanduser("~")
+        value = pwd.getpwuid(_os.getuid()).pw_dir
+    except (ImportError, KeyError):
+        return NO_HOME
+    return value if isabs(value) else NO_HOME
 
 
 def user_dir(kind: str) -> str:
