@@ -52,7 +52,7 @@ PINNED_MODULES = {
     "continuity/hookstate.py": "2189d59b488c6618a47bee0fd2446ec0270638df373db40cb7ebafb310bebf05",
     "continuity/journal.py": "1d849efb3cb5721d8883832de6439978f327311dfed236080548d73f1490c3e0",
     "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
-    "continuity/lease.py": "366e16832c9ddaed472790eb9b24163163cdc73a752f2e2dc0a75deda904d3ef",
+    "continuity/lease.py": "f2d55e310a796cd45f6c91f769fef587560183778ff1ec641c3ddf298a4a87b3",
     "continuity/limits.py": "49e9a4733e25406ab625734926721450d97e1a9311e3408ab776d8967af22d2f",
     "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",

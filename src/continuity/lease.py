@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuity import atomic, limits, notes, vault
+from continuity import atomic, limits, notes, rawos, vault
 from continuity.connection import is_valid_id
 from continuity.errors import InputRejected, LeaseHeld, NoteError, UsageError
 
@@ -80,13 +80,10 @@ def parse_duration(text: str) -> int:
 # ------------------------------------------------------------------------------------- local lock
 
 
-def lock_path(vault_root: Path, environ: dict[str, str] | None = None) -> Path:
+def lock_path(vault_root: Path) -> Path:
     """Where this computer's lock for `vault_root` lives (machine-local, never synchronized)."""
-    env = os.environ if environ is None else environ
-    state = env.get("XDG_STATE_HOME", "")
-    base = Path(state) if state and Path(state).is_absolute() else Path.home() / ".local" / "state"
     key = hashlib.sha256(os.path.realpath(vault_root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return base / "continuity" / "locks" / f"{key}.lock"
+    return Path(rawos.user_dir("state")) / "locks" / f"{key}.lock"
 
 
 _local = threading.local()
