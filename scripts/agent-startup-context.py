@@ -47,16 +47,13 @@ PINNED_MODULES = {
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
     "continuity/fastpath.py": "8779c51de49eb6ece6215b3bce69e366a5c16fc89a69d1f42a0193a3f886fa4a",
-    "continuity/handoff.py": "5e65e06098ed821f1ec68b8c298f8b80216fd95254438764dc16f2009d80abe2",
+    "continuity/handoff.py": "b1f9f06c8d0ef43e5098094a48362a73a0733ac3b93a8a12f5c898c51a1e172e",
     "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
     "continuity/hookstate.py": "2189d59b488c6618a47bee0fd2446ec0270638df373db40cb7ebafb310bebf05",
-    "continuity/journal.py": "1d849efb3cb5721d8883832de6439978f327311dfed236080548d73f1490c3e0",
     "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
-    "continuity/lease.py": "f2d55e310a796cd45f6c91f769fef587560183778ff1ec641c3ddf298a4a87b3",
     "continuity/limits.py": "49e9a4733e25406ab625734926721450d97e1a9311e3408ab776d8967af22d2f",
     "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
-    "continuity/onboard.py": "b25739339de093fec821615a5efb4ae8afa4be8b583e0001f3e3405e7d3564f3",
     "continuity/rawos.py": "8906d8ddfe2c48a5b18e21337ac7b903223176f8227ba01b4f786435809a86a3",
     "continuity/receipts.py": "3c3c4d9532d36a941c1768f2eebe439f5e29287d610a18c147b58bb328d53ac0",
     "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
@@ -71,7 +68,6 @@ PINNED_MODULES = {
     "continuity/startup_cache.py": "bf762dce3a84df358561fce4e8dd35f6cfda9afc929895e1f06736a77eb2ac2b",
     "continuity/tool_events.py": "a00c930c4a8f3ed0cd561bd058e36a53c86e043d3a8432d076a5242c112d391f",
     "continuity/vault.py": "15da0380b27103322d048df43b41ac3526f084be497a936d5129e6e42a86bd70",
-    "continuity/writer.py": "07dac0eb1ee739ba2342e675b45c7f06047f04bd173c0200356328cb9e8cf7e2",
 }
 # END PINNED MODULES
 # The warm path's modules, each after those it imports (a test checks both the set and the order).

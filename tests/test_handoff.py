@@ -22,7 +22,7 @@ from writer_support import (
     write_lease,
 )
 
-from continuity import handoff, limits, notes, vault
+from continuity import handoff, handoff_write, limits, notes, vault
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 
 NAME = re.compile(r"^20-state/handoffs/\d{8}T\d{6}Z-laptop-[a-z0-9-]+\.md$")
@@ -39,7 +39,7 @@ def meta_of(root: Path, rel: str) -> dict[str, object]:
 
 def test_new_handoff_frontmatter_and_name(root: Path) -> None:
     ctx = context(root, now=NOW, session="sess-1")
-    result = handoff.new_handoff(ctx, "Resume the parser", HANDOFF_BODY, commit="a" * 40)
+    result = handoff_write.new_handoff(ctx, "Resume the parser", HANDOFF_BODY, commit="a" * 40)
     assert result.rel == "20-state/handoffs/20261130T035700Z-laptop-resume-the-parser.md"
     assert NAME.match(result.rel)
     meta = meta_of(root, result.rel)
@@ -68,16 +68,16 @@ def test_new_handoff_frontmatter_and_name(root: Path) -> None:
 
 
 def test_session_and_commit_are_omitted_when_unknown(root: Path) -> None:
-    result = handoff.new_handoff(context(root, now=NOW), "No extras", HANDOFF_BODY)
+    result = handoff_write.new_handoff(context(root, now=NOW), "No extras", HANDOFF_BODY)
     meta = meta_of(root, result.rel)
     assert "session" not in meta and "commit" not in meta
 
 
 def test_same_second_handoffs_get_unique_names_and_chain(root: Path) -> None:
     ctx = context(root, now=NOW)
-    first = handoff.new_handoff(ctx, "Same title", HANDOFF_BODY)
-    second = handoff.new_handoff(ctx, "Same title", HANDOFF_BODY)
-    third = handoff.new_handoff(ctx, "Same title", HANDOFF_BODY)
+    first = handoff_write.new_handoff(ctx, "Same title", HANDOFF_BODY)
+    second = handoff_write.new_handoff(ctx, "Same title", HANDOFF_BODY)
+    third = handoff_write.new_handoff(ctx, "Same title", HANDOFF_BODY)
     assert len({first.rel, second.rel, third.rel}) == 3
     assert second.rel.endswith("-same-title-2.md") and third.rel.endswith("-same-title-3.md")
     assert second.supersedes == first.id and third.supersedes == second.id
@@ -90,14 +90,14 @@ def test_same_second_handoffs_get_unique_names_and_chain(root: Path) -> None:
 
 
 def test_predecessor_is_per_project(root: Path) -> None:
-    other = handoff.new_handoff(context(root, project="other", now=NOW), "Other project", HANDOFF_BODY)
-    mine = handoff.new_handoff(context(root, now=NOW + dt.timedelta(seconds=1)), "Mine", HANDOFF_BODY)
+    other = handoff_write.new_handoff(context(root, project="other", now=NOW), "Other project", HANDOFF_BODY)
+    mine = handoff_write.new_handoff(context(root, now=NOW + dt.timedelta(seconds=1)), "Mine", HANDOFF_BODY)
     assert mine.supersedes is None
     assert meta_of(root, other.rel)["status"] == "current"
 
 
 def test_template_body_is_valid(root: Path) -> None:
-    result = handoff.new_handoff(context(root, now=NOW), "From the template")
+    result = handoff_write.new_handoff(context(root, now=NOW), "From the template")
     text = (root / result.rel).read_text()
     for title in handoff.SECTIONS:
         assert f"## {title}" in text
@@ -106,7 +106,7 @@ def test_template_body_is_valid(root: Path) -> None:
 
 def test_input_frontmatter_is_replaced(root: Path) -> None:
     body = "---\nid: evil\nstatus: superseded\nproject: elsewhere\n---\n" + HANDOFF_BODY
-    result = handoff.new_handoff(context(root, now=NOW), "Mine", body)
+    result = handoff_write.new_handoff(context(root, now=NOW), "Mine", body)
     meta = meta_of(root, result.rel)
     assert meta["status"] == "current" and meta["project"] == "demo" and meta["id"] != "evil"
 
@@ -123,20 +123,20 @@ def test_input_frontmatter_is_replaced(root: Path) -> None:
 )
 def test_strict_shape_is_required(root: Path, body: str, message: str) -> None:
     with pytest.raises(InputRejected, match=message) as caught:
-        handoff.new_handoff(context(root, now=NOW), "Bad", body)
+        handoff_write.new_handoff(context(root, now=NOW), "Bad", body)
     assert caught.value.exit_code == 5
     assert list((root / vault.HANDOFFS).iterdir()) == []
 
 
 def test_next_action_counting() -> None:
     text = "1. a\n   - nested\n2) b\n* c\n```\n- not an item\n```\n-not an item\n10. d\n"
-    assert handoff.count_items(text) == 4
+    assert handoff_write.count_items(text) == 4
 
 
 def test_secret_is_refused_with_input_line(root: Path) -> None:
     body = HANDOFF_BODY.replace("Port the printer.", f"Port the printer with {FAKE_SECRET}.")
     with pytest.raises(InputRejected) as caught:
-        handoff.new_handoff(context(root, now=NOW), "Leaky", body)
+        handoff_write.new_handoff(context(root, now=NOW), "Leaky", body)
     message = str(caught.value)
     assert FAKE_SECRET not in message
     line = body.splitlines().index(next(x for x in body.splitlines() if "Port the printer" in x)) + 1
@@ -147,39 +147,39 @@ def test_secret_is_refused_with_input_line(root: Path) -> None:
 def test_cap_is_enforced(root: Path) -> None:
     body = HANDOFF_BODY + "\n" + "x" * limits.HANDOFF_CAP_BYTES
     with pytest.raises(InputRejected, match="cap"):
-        handoff.new_handoff(context(root, now=NOW), "Huge", body)
+        handoff_write.new_handoff(context(root, now=NOW), "Huge", body)
     assert list((root / vault.HANDOFFS).iterdir()) == []
 
 
 def test_foreign_lease_refuses(root: Path) -> None:
     write_lease(root, "desktop", NOW + dt.timedelta(hours=1))
     with pytest.raises(LeaseHeld):
-        handoff.new_handoff(context(root, now=NOW), "Blocked", HANDOFF_BODY)
+        handoff_write.new_handoff(context(root, now=NOW), "Blocked", HANDOFF_BODY)
     assert list((root / vault.HANDOFFS).iterdir()) == []
 
 
 def test_bad_title_and_session(root: Path) -> None:
     with pytest.raises(UsageError):
-        handoff.new_handoff(context(root, now=NOW), "   ", HANDOFF_BODY)
+        handoff_write.new_handoff(context(root, now=NOW), "   ", HANDOFF_BODY)
     with pytest.raises(UsageError):
-        handoff.new_handoff(context(root, now=NOW, session="x" * 500), "t", HANDOFF_BODY)
+        handoff_write.new_handoff(context(root, now=NOW, session="x" * 500), "t", HANDOFF_BODY)
     with pytest.raises(InputRejected):
-        handoff.new_handoff(context(root, project="", now=NOW), "t", HANDOFF_BODY)
+        handoff_write.new_handoff(context(root, project="", now=NOW), "t", HANDOFF_BODY)
 
 
 def test_long_device_and_title_still_make_a_valid_id(root: Path) -> None:
     device = "d" * limits.ID_MAX_CHARS
-    result = handoff.new_handoff(context(root, device=device, now=NOW), "word " * 39, HANDOFF_BODY)
+    result = handoff_write.new_handoff(context(root, device=device, now=NOW), "word " * 39, HANDOFF_BODY)
     assert notes.is_note_id(result.id)
 
 
 def test_current_agrees_with_the_brief_selection(root: Path) -> None:
-    old = handoff.new_handoff(context(root, now=NOW), "Old", HANDOFF_BODY)
+    old = handoff_write.new_handoff(context(root, now=NOW), "Old", HANDOFF_BODY)
     # A newer current handoff that is broken, and one from another project: neither is chosen.
     broken = root / vault.HANDOFFS / "20991231T000000Z-laptop-broken.md"
     broken.write_text("---\nid: broken\ntype: handoff\nstatus: current\n---\n## Next actions\n- x\n")
     later = context(root, project="other", now=NOW + dt.timedelta(hours=1))
-    foreign = handoff.new_handoff(later, "Other", HANDOFF_BODY)
+    foreign = handoff_write.new_handoff(later, "Other", HANDOFF_BODY)
     selection = handoff.select(handoff.read_all(root), "demo")
     assert handoff.current(root, "demo").chosen == selection.chosen
     assert selection.chosen is not None and selection.chosen.id == old.id
@@ -187,8 +187,8 @@ def test_current_agrees_with_the_brief_selection(root: Path) -> None:
 
 
 def test_list_and_find(root: Path) -> None:
-    first = handoff.new_handoff(context(root, now=NOW), "First", HANDOFF_BODY)
-    second = handoff.new_handoff(context(root, now=NOW + dt.timedelta(minutes=1)), "Second", HANDOFF_BODY)
+    first = handoff_write.new_handoff(context(root, now=NOW), "First", HANDOFF_BODY)
+    second = handoff_write.new_handoff(context(root, now=NOW + dt.timedelta(minutes=1)), "Second", HANDOFF_BODY)
     assert [h.id for h in handoff.list_handoffs(root, "demo").handoffs] == [second.id, first.id]
     assert [h.id for h in handoff.list_handoffs(root, "demo", statuses=("current",)).handoffs] == [second.id]
     assert handoff.find(root, first.id).rel == first.rel
@@ -203,12 +203,12 @@ def test_list_and_find(root: Path) -> None:
 
 def test_head_commit(repo: Path, tmp_path: Path) -> None:
     head = git(repo, "rev-parse", "HEAD").strip()
-    assert handoff.head_commit(repo) == head
-    assert handoff.head_commit(None) is None
+    assert handoff_write.head_commit(repo) == head
+    assert handoff_write.head_commit(None) is None
     empty = tmp_path / "empty"
     empty.mkdir()
     git(empty, "init", "-q")
-    assert handoff.head_commit(empty) is None
+    assert handoff_write.head_commit(empty) is None
 
 
 # ---------------------------------------------------------------------------------------- CLI

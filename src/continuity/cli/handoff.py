@@ -61,12 +61,13 @@ def new(
     json_out: JsonOption = False,
 ) -> None:
     """Write a new current handoff for this project; the previous one becomes superseded."""
-    from continuity import handoff, limits, writer
+    from continuity import handoff_write, limits, writer
 
     conn, ctx = writer.connect(Path.cwd(), session=session, on_wait=warn)
     body = None if source is None else writer.read_input(source, limits.HANDOFF_CAP_BYTES)
     name = "the input" if source in (None, "-") else Path(source).name
-    result = handoff.new_handoff(ctx, title, body, commit=handoff.head_commit(conn.repo), source_name=name)
+    commit = handoff_write.head_commit(conn.repo)
+    result = handoff_write.new_handoff(ctx, title, body, commit=commit, source_name=name)
     if json_out:
         emit_json(result.to_json())
         return
