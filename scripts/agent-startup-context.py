@@ -51,7 +51,7 @@ PINNED_MODULES = {
     "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
     "continuity/hookstate.py": "2189d59b488c6618a47bee0fd2446ec0270638df373db40cb7ebafb310bebf05",
     "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
-    "continuity/limits.py": "49e9a4733e25406ab625734926721450d97e1a9311e3408ab776d8967af22d2f",
+    "continuity/limits.py": "6301c40ba452d8615b0aa990867d60d811999ea2f58c4638334297f4a3c2d97d",
     "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
     "continuity/rawos.py": "8906d8ddfe2c48a5b18e21337ac7b903223176f8227ba01b4f786435809a86a3",

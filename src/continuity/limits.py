@@ -75,6 +75,8 @@ SESSION_ID_MAX_CHARS = 128
 EVIDENCE_MAX_CHARS = 2000
 # Same-second handoff names get a counter suffix; give up (exit 5) after this many.
 HANDOFF_NAME_ATTEMPTS = 100
+# A new note whose id is taken gets `-2`, `-3`…; give up (exit 5) after this many.
+NOTE_ID_ATTEMPTS = 100
 
 # Warm retrieval.
 RECALL_MAIN_ALLOWANCE_BYTES = 12 * KIB
