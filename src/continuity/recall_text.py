@@ -24,6 +24,7 @@ only, so no input (`AND`, `NEAR(`, `*`, `"`, `:`) can act as query syntax.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -36,9 +37,15 @@ _WORD_RE = re.compile(r"[^\W_]+")
 # Words with a lower-to-upper step, an upper run before a capitalized word, or a digit before one. The
 # lookbehind lets a match start only where a word does, which keeps the search linear in the text.
 _MIXED_RE = re.compile(r"(?<![^\W_])[^\W_]*(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[0-9][A-Z][a-z])[^\W_]*")
-_CJK_RE = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_CJK = "[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]"
 _PIECE_RE = re.compile(r'"([^"]*)(?:"|$)|([^\s"]+)')
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
+
+
+@functools.cache
+def _cjk_re() -> re.Pattern[str]:
+    """Compiled on first use: its ranges cost milliseconds to compile, and ASCII text never needs it."""
+    return re.compile(_CJK)
 
 
 def fold(text: str) -> str:
@@ -49,8 +56,10 @@ def fold(text: str) -> str:
 def words(text: str) -> list[str]:
     """The tokens of `text` as indexed and searched (mixed-case words stay whole here)."""
     folded = fold(text)
-    if _CJK_RE.search(folded):
-        folded = _CJK_RE.sub(r" \g<0> ", folded)
+    if not folded.isascii():
+        cjk = _cjk_re()
+        if cjk.search(folded):
+            folded = cjk.sub(r" \g<0> ", folded)
     return _WORD_RE.findall(folded)
 
 
