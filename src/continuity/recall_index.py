@@ -23,7 +23,6 @@ still works everywhere, only slower.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sqlite3
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from continuity import limits
-from continuity.recall_notes import Row, StatKey, digest_of, read_row, scan
+from continuity.recall_notes import Row, StatKey, digest_of, read_row, scan, sha256_hex
 
 SCHEMA_VERSION = 1
 FIELDS = ("id", "aliases", "tags", "title", "body", "parts")
@@ -113,20 +112,19 @@ def vault_key(root: Path) -> str:
 
 
 def index_file(root: Path) -> Path:
-    return cache_dir() / (hashlib.sha256(vault_key(root).encode("utf-8")).hexdigest()[:16] + ".sqlite")
+    return cache_dir() / (sha256_hex(vault_key(root).encode("utf-8"))[:16] + ".sqlite")
 
 
 def stamp(root: Path) -> str:
     """What a stored index must have been built with; any difference means a rebuild."""
-    h = hashlib.sha256(f"{SCHEMA_VERSION}\0{vault_key(root)}\0".encode())
-    h.update(f"{unicodedata.unidata_version}\0{sqlite3.sqlite_version}\0".encode())
+    parts = [f"{SCHEMA_VERSION}\0{vault_key(root)}\0{unicodedata.unidata_version}\0{sqlite3.sqlite_version}\0".encode()]
     package = Path(__file__).resolve().parent
     for name in _STAMP_MODULES:
         try:
-            h.update(name.encode() + b"\0" + (package / name).read_bytes())
+            parts.append(name.encode() + b"\0" + (package / name).read_bytes())
         except OSError:
-            h.update(name.encode() + b"\0missing")
-    return h.hexdigest()
+            parts.append(name.encode() + b"\0missing")
+    return sha256_hex(b"".join(parts))
 
 
 class Index:
@@ -164,11 +162,11 @@ class Index:
                 old = rows.get(rel)
                 if old is not None and old[1] == key:
                     continue
-                row = read_row(self.root, rel, key)
+                row = read_row(self.root, rel, StatKey(*key))
                 if old is not None and row.sha256 is not None and row.sha256 == old[2]:
                     self.db.execute(
                         "UPDATE notes SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE rowid = ?",
-                        (key.size, key.mtime_ns, key.ctime_ns, old[0]),
+                        (*key, old[0]),
                     )
                     touched += 1
                     continue
@@ -186,7 +184,7 @@ class Index:
                 self._delete(found[0])
             key = scan(self.root, self.device).get(rel)
             if key is not None:
-                self._insert(read_row(self.root, rel, key))
+                self._insert(read_row(self.root, rel, StatKey(*key)))
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:

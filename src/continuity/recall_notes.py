@@ -20,24 +20,39 @@ index serves every project connected to the vault.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from continuity import limits, vault
 from continuity.recall_text import identifier_parts, words
 
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:
+    try:  # the built-in module: importing OpenSSL's hashlib costs milliseconds at every recall
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - other interpreters
+        from hashlib import sha256
+
+# The walk opens each folder once and asks for its entries' metadata relative to it, so the kernel
+# resolves one name per file rather than the whole path (a third of a warm search's time on a large
+# vault); where the platform cannot, it falls back to full paths.
+_BY_FD = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
 
 class StatKey(NamedTuple):
-    """What says a file may have changed (a tuple, so a whole listing compares at C speed)."""
+    """What says a file may have changed; a listing holds it as a plain tuple (cheaper to build)."""
 
     size: int
     mtime_ns: int
     ctime_ns: int
+
+
+Listing = dict[str, tuple[int, int, int]]  # vault-relative path -> (size, mtime_ns, ctime_ns), as StatKey
 
 
 @dataclass(frozen=True)
@@ -79,11 +94,13 @@ def _tokens(values: tuple[str, ...]) -> tuple[str, ...]:
 
 def classify(rel: str, data: bytes, key: StatKey) -> Row:
     """Parse, gate and tokenize one file's bytes (the cold path: YAML and the secret scanner)."""
+    import json
+
     from continuity import notes
     from continuity.errors import NoteError
     from continuity.secrets import scan_text
 
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_hex(data)
     try:
         note = notes.parse_note(data, rel)
     except NoteError:
@@ -137,12 +154,16 @@ def read_row(root: Path, rel: str, key: StatKey) -> Row:
     return classify(rel, data, key)
 
 
+def sha256_hex(data: bytes) -> str:
+    return sha256(data).hexdigest()
+
+
 def digest_of(root: Path, rel: str) -> str | None:
     """SHA-256 of a file's bytes as recall would read them, or None when it cannot be read."""
     from continuity.errors import NoteError
 
     try:
-        return hashlib.sha256(vault.read_capped(root, rel, limits.RECALL_NOTE_CAP_BYTES)).hexdigest()
+        return sha256_hex(vault.read_capped(root, rel, limits.RECALL_NOTE_CAP_BYTES))
     except NoteError:
         return None
 
@@ -164,9 +185,30 @@ def _real_folder(root: Path, rel_dir: str) -> bool:
     return True
 
 
-def _walk(root: Path, rel_dir: str, depth: int, out: dict[str, StatKey]) -> None:
+def _open_folder(root: Path, rel_dir: str) -> int | None:
+    """A descriptor of `rel_dir`, opened one component at a time: None at a link or a file on the way."""
     try:
-        entries = list(os.scandir(root / rel_dir))
+        fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+    for part in rel_dir.split("/"):
+        try:
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            child = -1
+        os.close(fd)
+        if child < 0:
+            return None
+        fd = child
+    return fd
+
+
+def _walk(where: int | str, rel_dir: str, depth: int, out: Listing) -> None:
+    """Add the regular `*.md` files under one folder: an open descriptor (names are looked up in it)
+    or, where the platform cannot list a descriptor, a path."""
+    try:
+        with os.scandir(where) as listing:
+            entries = list(listing)
     except OSError:
         return
     for entry in entries:
@@ -176,8 +218,16 @@ def _walk(root: Path, rel_dir: str, depth: int, out: dict[str, StatKey]) -> None
         try:
             # The entry's type comes from the listing itself; only Markdown files cost a stat call.
             if entry.is_dir(follow_symlinks=False):
-                if depth < limits.RECALL_MAX_FOLDER_DEPTH:
-                    _walk(root, f"{rel_dir}/{name}", depth + 1, out)
+                if depth >= limits.RECALL_MAX_FOLDER_DEPTH:
+                    continue
+                if isinstance(where, str):
+                    _walk(entry.path, f"{rel_dir}/{name}", depth + 1, out)
+                    continue
+                child = os.open(name, _DIR_FLAGS, dir_fd=where)  # a link swapped in since then fails here
+                try:
+                    _walk(child, f"{rel_dir}/{name}", depth + 1, out)
+                finally:
+                    os.close(child)
                 continue
             if not name.endswith(".md"):
                 continue
@@ -185,13 +235,21 @@ def _walk(root: Path, rel_dir: str, depth: int, out: dict[str, StatKey]) -> None
         except OSError:
             continue
         if stat.S_ISREG(info.st_mode):
-            out[f"{rel_dir}/{name}"] = StatKey(info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            out[f"{rel_dir}/{name}"] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def scan(root: Path, device: str) -> dict[str, StatKey]:
+def scan(root: Path, device: str, *, by_fd: bool = _BY_FD) -> Listing:
     """Every regular `*.md` file recall may serve, with its stat key (links and hidden names skipped)."""
-    found: dict[str, StatKey] = {}
+    found: Listing = {}
     for folder in warm_folders(device):
-        if _real_folder(root, folder):
-            _walk(root, folder, 1, found)
+        if not by_fd:
+            if _real_folder(root, folder):
+                _walk(str(root / folder), folder, 1, found)
+            continue
+        fd = _open_folder(root, folder)
+        if fd is not None:
+            try:
+                _walk(fd, folder, 1, found)
+            finally:
+                os.close(fd)
     return found
