@@ -1,18 +1,20 @@
 """Warm recall's shortcuts change how fast an answer comes, never what it says.
 
-The walk by folder descriptor.
+The listing fingerprint (an unchanged vault is not compared row by row) and the walk by folder
+descriptor.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from continuity import limits, recall_notes
+from continuity import limits, recall, recall_index, recall_notes
 
 DEVICE = "lap"
 PROJECT = "demo"
@@ -33,6 +35,95 @@ def vault(tmp_path: Path) -> Path:
     for rel in ("30-memory/facts", "30-memory/lessons", f"50-devices/{DEVICE}/notes"):
         (root / rel).mkdir(parents=True)
     return root
+
+
+def refresh(vault: Path) -> recall_index.Refreshed:
+    index = recall_index.open_index(vault, DEVICE)
+    try:
+        return index.refresh()
+    finally:
+        index.close()
+
+
+def found(vault: Path, *terms: str) -> list[str]:
+    return [r.path for r in recall.recall(vault, DEVICE, PROJECT, list(terms)).results]
+
+
+def fresh(vault: Path, *terms: str) -> list[str]:
+    return [r.path for r in recall.recall(vault, DEVICE, PROJECT, list(terms), use_cache=False).results]
+
+
+# ------------------------------------------------------------------------------ the fingerprint
+
+
+def test_an_unchanged_vault_is_answered_from_its_listing_fingerprint(vault: Path) -> None:
+    note(vault, "30-memory/facts/a.md", "a", "zebra")
+    first = refresh(vault)
+    assert first == recall_index.Refreshed(1, 0, 0) and first.compared
+    again = refresh(vault)
+    assert again == recall_index.Refreshed(0, 0, 0) and not again.compared
+
+
+def test_every_kind_of_change_is_seen_by_the_next_search(vault: Path) -> None:
+    a = note(vault, "30-memory/facts/a.md", "a", "zebra alpha")
+    note(vault, "30-memory/facts/b.md", "b", "zebra bravo")
+    note(vault, "30-memory/facts/c.md", "c", "zebra charlie")
+    assert found(vault, "alpha") == ["30-memory/facts/a.md"]
+    # Edited in place, same size: only the file's own times change, never its folder's.
+    before = a.stat()
+    with open(a, "r+b") as handle:
+        data = handle.read().replace(b"alpha", b"omega")
+        handle.seek(0)
+        handle.write(data)
+    os.utime(a, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert a.stat().st_size == before.st_size
+    assert found(vault, "alpha") == [] and found(vault, "omega") == ["30-memory/facts/a.md"]
+    # Deleted, renamed, added deep down, touched.
+    (vault / "30-memory/facts/b.md").unlink()
+    assert found(vault, "bravo") == []
+    (vault / "30-memory/facts/c.md").rename(vault / "30-memory/lessons/c2.md")
+    assert found(vault, "charlie") == ["30-memory/lessons/c2.md"]
+    note(vault, f"50-devices/{DEVICE}/notes/x/y/deep.md", "deep", "zebra delta")
+    assert found(vault, "delta") == [f"50-devices/{DEVICE}/notes/x/y/deep.md"]
+    os.utime(vault / "30-memory/lessons/c2.md", ns=(1, 1))
+    touched = refresh(vault)
+    assert touched == recall_index.Refreshed(0, 1, 0) and touched.compared
+    for terms in (["zebra"], ["omega", "charlie"], ["delta"]):
+        assert found(vault, *terms) == fresh(vault, *terms)
+
+
+def fingerprint(vault: Path) -> str | None:
+    with sqlite3.connect(recall_index.index_file(vault)) as db:
+        row = db.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def test_a_note_read_again_because_its_bytes_changed_unseen_drops_the_fingerprint(vault: Path) -> None:
+    note(vault, "30-memory/facts/a.md", "a", "zebra truth")
+    found(vault, "zebra")
+    assert fingerprint(vault) == recall_notes.listing_digest(recall_notes.scan(vault, DEVICE))
+    index = recall_index.open_index(vault, DEVICE)
+    try:
+        index.reindex("30-memory/facts/a.md")  # what a search does when a served note fails its digest
+    finally:
+        index.close()
+    assert fingerprint(vault) is None
+    assert refresh(vault).compared  # so the next search compares every row again
+    assert fingerprint(vault) is not None
+    with sqlite3.connect(recall_index.index_file(vault)) as db:
+        db.execute("UPDATE notes SET body = 'zebra forged', sha256 = ?", ("0" * 64,))
+    text = recall.recall(vault, DEVICE, PROJECT, ["zebra"]).text
+    assert "truth" in text and "forged" not in text
+
+
+def test_the_fingerprint_covers_the_order_and_every_field_of_the_listing() -> None:
+    listing = {"30-memory/a.md": (10, 20, 30), "30-memory/b.md": (11, 21, 31)}
+    digest = recall_notes.listing_digest(listing)
+    assert digest == recall_notes.listing_digest(dict(listing))
+    assert digest != recall_notes.listing_digest(dict(reversed(listing.items())))
+    for changed in ((10, 20, 31), (10, 21, 30), (9, 20, 30)):
+        assert digest != recall_notes.listing_digest({**listing, "30-memory/a.md": changed})
+    assert digest != recall_notes.listing_digest({"30-memory/a.md": (10, 20, 30)})
 
 
 # ------------------------------------------------------------------------------------ the walk

@@ -13,6 +13,11 @@ statistics equal those of a fresh build, and deleting the file changes no result
 the first one. The bytes of every note that is served are hashed once more against its row, so even a
 change that kept size and times is caught before it is shown.
 
+Each refresh commits, with the rows, a fingerprint of the listing they mirror (`meta` key `listing`),
+so a search over an unchanged vault compares one digest instead of reading every row back; any
+difference (a change, or only another order of the same entries) means the full comparison above.
+Re-reading one note outside a refresh drops the fingerprint.
+
 The schema version lives in `PRAGMA user_version`; a stamp in the `meta` table covers the vault path,
 the code that classifies and tokenizes (the recall modules, notes, secrets, limits) and the Unicode
 and SQLite versions. A missing, unreadable, corrupt, older or differently stamped file is rebuilt;
@@ -28,13 +33,13 @@ import os
 import sqlite3
 import unicodedata
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuity import limits
-from continuity.recall_notes import Row, StatKey, digest_of, read_row, scan, sha256_hex
+from continuity.recall_notes import Row, StatKey, digest_of, listing_digest, read_row, scan, sha256_hex
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FIELDS = ("id", "aliases", "tags", "title", "body", "parts")
 _STAMP_MODULES = (
     "recall_index.py",
@@ -59,6 +64,8 @@ _SCHEMA = (
     " mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, sha256 TEXT, state TEXT NOT NULL,"
     " note_id TEXT, created TEXT NOT NULL, verified TEXT, revalidate_by TEXT, scope TEXT, project TEXT,"
     " device TEXT, body TEXT, findings TEXT)",
+    # The listing alone, so comparing it with the vault never reads the notes' bodies.
+    "CREATE INDEX listing ON notes(path, size, mtime_ns, ctime_ns, sha256)",
     # Tokens arrive normalized and space-separated (recall_text); unicode61 only splits them.
     "CREATE VIRTUAL TABLE fts USING fts5(id, aliases, tags, title, body, parts,"
     " tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co'\")",
@@ -98,6 +105,7 @@ class Refreshed:
     read: int  # files read and classified
     touched: int  # files whose stat key changed but whose bytes did not
     removed: int
+    compared: bool = field(default=True, compare=False)  # False: the listing's fingerprint matched
 
 
 def cache_dir() -> Path:
@@ -144,16 +152,18 @@ class Index:
         cursor = self.db.execute("SELECT path, rowid, size, mtime_ns, ctime_ns, sha256 FROM notes")
         return {path: (rowid, StatKey(size, mt, ct), sha) for path, rowid, size, mt, ct, sha in cursor}
 
+    def _fingerprint(self) -> str | None:
+        found = self.db.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
+        return None if found is None else str(found[0])
+
     def refresh(self) -> Refreshed:
         """Bring the index in line with the vault: read what changed, drop what is gone."""
         seen = scan(self.root, self.device)
-        listing = self.db.execute("SELECT path, size, mtime_ns, ctime_ns FROM notes")
-        stored = {row[0]: row[1:] for row in listing}
-        if stored == seen:  # the common case: one comparison of two mappings, in C
-            return Refreshed(0, 0, 0)
-        rows = self._rows()
+        fingerprint = listing_digest(seen)
+        if fingerprint == self._fingerprint():  # the common case: nothing was added, removed or changed
+            return Refreshed(0, 0, 0, compared=False)
         with self._writing():
-            rows = self._rows()  # another process may have refreshed while we waited for the lock
+            rows = self._rows()  # inside the lock: another process may have refreshed while we waited
             gone = [rows[path][0] for path in rows if path not in seen]
             for rowid in gone:
                 self._delete(rowid)
@@ -174,6 +184,8 @@ class Index:
                     self._delete(old[0])
                 self._insert(row)
                 read += 1
+            # The rows now mirror exactly this listing; committed with them, so the two never disagree.
+            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('listing', ?)", (fingerprint,))
         return Refreshed(read, touched, len(gone))
 
     def reindex(self, rel: str) -> None:
@@ -185,6 +197,7 @@ class Index:
             key = scan(self.root, self.device).get(rel)
             if key is not None:
                 self._insert(read_row(self.root, rel, StatKey(*key)))
+            self.db.execute("DELETE FROM meta WHERE key = 'listing'")  # the next refresh compares every row
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:

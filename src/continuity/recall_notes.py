@@ -20,6 +20,7 @@ index serves every project connected to the vault.
 
 from __future__ import annotations
 
+import marshal
 import os
 import stat
 from dataclasses import dataclass, replace
@@ -30,12 +31,13 @@ from continuity import limits, vault
 from continuity.recall_text import identifier_parts, words
 
 if TYPE_CHECKING:
-    from hashlib import sha256
+    from hashlib import blake2b, sha256
 else:
-    try:  # the built-in module: importing OpenSSL's hashlib costs milliseconds at every recall
+    try:  # the built-in modules: importing OpenSSL's hashlib costs milliseconds at every recall
+        from _blake2 import blake2b
         from _sha256 import sha256
     except ImportError:  # pragma: no cover - other interpreters
-        from hashlib import sha256
+        from hashlib import blake2b, sha256
 
 # The walk opens each folder once and asks for its entries' metadata relative to it, so the kernel
 # resolves one name per file rather than the whole path (a third of a warm search's time on a large
@@ -253,3 +255,8 @@ def scan(root: Path, device: str, *, by_fd: bool = _BY_FD) -> Listing:
             finally:
                 os.close(fd)
     return found
+
+
+def listing_digest(listing: Listing) -> str:
+    """A short fingerprint of a listing (its entries in their order): equal fingerprints, equal listings."""
+    return blake2b(marshal.dumps(listing), digest_size=32).hexdigest()
