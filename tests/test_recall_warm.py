@@ -1,7 +1,7 @@
 """Warm recall's shortcuts change how fast an answer comes, never what it says.
 
-The listing fingerprint (an unchanged vault is not compared row by row) and the walk by folder
-descriptor.
+The listing fingerprint (an unchanged vault is not compared row by row), the walk by folder
+descriptor, and ranking in the full-text index alone.
 """
 
 from __future__ import annotations
@@ -172,3 +172,55 @@ def test_a_linked_warm_folder_is_never_walked(vault: Path, tmp_path: Path, linke
     os.symlink(outside, target)
     for by_fd in (True, False):
         assert recall_notes.scan(vault, DEVICE, by_fd=by_fd) == {}
+
+
+# --------------------------------------------------------------------------------- the ranking
+
+# The ranking as one SQL statement, as recall ran it before it ranked in the full-text index alone.
+REFERENCE = (
+    "SELECT n.path FROM fts JOIN notes AS n ON n.rowid = fts.rowid"  # noqa: S608
+    " WHERE fts MATCH ? AND n.state IN ('ok', 'secret')"
+    " AND (n.scope IS NULL OR n.scope NOT IN ('project', 'device')"
+    " OR (n.scope = 'project' AND n.project = ?) OR (n.scope = 'device' AND n.device = ?))"
+    " ORDER BY bm25(fts, " + ", ".join(repr(float(w)) for w in limits.RECALL_BM25_WEIGHTS) + "), n.created DESC,"
+    " n.path"
+)
+
+
+def test_ranking_matches_one_sql_ordering_ties_and_scopes_included(vault: Path) -> None:
+    # Equal bodies tie: the newest first, undated last, then by path.
+    for name, created in (
+        ("t1", "2025-01-02T00:00:00Z"),
+        ("t2", None),
+        ("t3", "2025-01-03T00:00:00Z"),
+        ("t0", "2025-01-02T00:00:00Z"),
+        ("t4", None),
+    ):
+        extra = {"created": created} if created else {}
+        note(vault, f"30-memory/facts/{name}.md", name, "zebra lion", **extra)
+    note(vault, "30-memory/facts/strong.md", "strong", "zebra zebra lion lion")
+    note(vault, "30-memory/facts/ours.md", "ours", "zebra", scope="project", project=PROJECT)
+    note(vault, "30-memory/facts/theirs.md", "theirs", "zebra", scope="project", project="other")
+    note(vault, "30-memory/facts/desk.md", "desk", "zebra", scope="device", device="desk")
+    note(vault, "30-memory/facts/mine.md", "mine", "zebra", scope="device", device=DEVICE)
+    note(vault, "30-memory/facts/cand.md", "cand", "zebra", status="candidate")
+    found(vault, "zebra")
+    index = recall_index.open_index(vault, DEVICE)
+    try:
+        for terms in (["zebra"], ["lion"], ["zebra", "lion"], ['"zebra lion"'], ["nothing"]):
+            expression = recall.match_expression(recall.parse_terms(terms))
+            hits = index.search(expression, PROJECT, DEVICE)
+            try:
+                ranked = [hit.path for hit in hits]
+            finally:
+                hits.close()
+            reference = [row[0] for row in index.db.execute(REFERENCE, (expression, PROJECT, DEVICE))]
+            assert ranked == reference, terms
+    finally:
+        index.close()
+    ties = [p for p in found_all(vault, "lion") if "/t" in p]
+    assert ties == [f"30-memory/facts/{n}.md" for n in ("t3", "t0", "t1", "t2", "t4")]
+
+
+def found_all(vault: Path, *terms: str) -> list[str]:
+    return [r.path for r in recall.recall(vault, DEVICE, PROJECT, list(terms), limit=50).results]

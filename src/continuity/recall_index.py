@@ -18,6 +18,9 @@ so a search over an unchanged vault compares one digest instead of reading every
 difference (a change, or only another order of the same entries) means the full comparison above.
 Re-reading one note outside a refresh drops the fingerprint.
 
+Search. FTS5 ranks every match by BM25 from the full-text index alone; the rows of the notes (their
+bodies above all) are read in rank order, only as far as the caller goes, and filtered by scope there.
+
 The schema version lives in `PRAGMA user_version`; a stamp in the `meta` table covers the vault path,
 the code that classifies and tokenizes (the recall modules, notes, secrets, limits) and the Unicode
 and SQLite versions. A missing, unreadable, corrupt, older or differently stamped file is rebuilt;
@@ -28,7 +31,6 @@ still works everywhere, only slower.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import unicodedata
@@ -74,15 +76,14 @@ _SCHEMA = (
 _INSERT_NOTE = "INSERT INTO notes(" + _COLUMNS + ") VALUES (" + ", ".join("?" * 15) + ")"  # noqa: S608
 _INSERT_FTS = "INSERT INTO fts(rowid, id, aliases, tags, title, body, parts) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _WEIGHTS = ", ".join(repr(float(w)) for w in limits.RECALL_BM25_WEIGHTS)
-# The weights are floats from limits; the terms, project and device are bound parameters.
-_SEARCH = (
-    "SELECT n.path, n.state, n.note_id, n.created, n.verified, n.revalidate_by, n.body, n.findings,"  # noqa: S608
-    " n.sha256, bm25(fts, " + _WEIGHTS + ") AS rank"
-    " FROM fts JOIN notes AS n ON n.rowid = fts.rowid"
-    " WHERE fts MATCH ? AND n.state IN ('ok', 'secret')"
-    " AND (n.scope IS NULL OR n.scope NOT IN ('project', 'device')"
-    " OR (n.scope = 'project' AND n.project = ?) OR (n.scope = 'device' AND n.device = ?))"
-    " ORDER BY rank, n.created DESC, n.path"
+# The weights are floats from limits; the terms are a bound parameter. Ranking touches only the
+# full-text index: a note's row (its body above all) is read only when the ranking reaches it.
+_RANK = "SELECT rowid, bm25(fts, " + _WEIGHTS + ") AS rank FROM fts WHERE fts MATCH ? ORDER BY rank"  # noqa: S608
+_VISIBLE = (
+    "SELECT path, state, note_id, created, verified, revalidate_by, body, findings, sha256 FROM notes"
+    " WHERE rowid = ? AND state IN ('ok', 'secret')"
+    " AND (scope IS NULL OR scope NOT IN ('project', 'device')"
+    " OR (scope = 'project' AND project = ?) OR (scope = 'device' AND device = ?))"
 )
 
 
@@ -242,19 +243,46 @@ class Index:
         """Searchable notes matching `expression`: best first, newest first on equal scores, then by path.
 
         A `scope: project` note of another project and a `scope: device` note of another device are
-        left out here, before anything is ranked or shown.
+        left out here, before anything is shown. The full-text index ranks every match; each note's
+        row is then read in that order, as far as the caller goes, and notes of equal score are
+        ordered among themselves once all of them are read.
         """
-        cursor = self.db.execute(_SEARCH, (expression, project, device))
+        cursor = self.db.execute(_RANK, (expression,))
         try:
-            for path, state, note_id, created, verified, due, body, findings, sha, rank in cursor:
-                listed = tuple((int(line), str(det)) for line, det in json.loads(findings)) if findings else ()
-                yield Hit(path, state, note_id, created, verified, due, body, listed, sha, -float(rank))
+            tied: list[Hit] = []
+            for rowid, rank in cursor:
+                if tied and -rank != tied[0].score:
+                    yield from _newest_first(tied)
+                    tied = []
+                hit = self._visible(rowid, -rank, project, device)
+                if hit is not None:
+                    tied.append(hit)
+            yield from _newest_first(tied)
         finally:
             cursor.close()
+
+    def _visible(self, rowid: int, score: float, project: str, device: str) -> Hit | None:
+        found = self.db.execute(_VISIBLE, (rowid, project, device)).fetchone()
+        if found is None:
+            return None
+        path, state, note_id, created, verified, due, body, findings, sha = found
+        listed: tuple[tuple[int, str], ...] = ()
+        if findings:
+            import json
+
+            listed = tuple((int(line), str(det)) for line, det in json.loads(findings))
+        return Hit(path, state, note_id, created, verified, due, body, listed, sha, score)
 
     def confirm(self, hit: Hit) -> bool:
         """True when the file still holds the bytes its row was built from (a hash, no parsing)."""
         return hit.sha256 is not None and digest_of(self.root, hit.path) == hit.sha256
+
+
+def _newest_first(hits: list[Hit]) -> list[Hit]:
+    """Notes of one score: the newest `created` first (undated last), then by path."""
+    hits.sort(key=lambda hit: hit.path)
+    hits.sort(key=lambda hit: hit.created, reverse=True)
+    return hits
 
 
 _DROP = ("DROP TABLE IF EXISTS fts", "DROP TABLE IF EXISTS notes", "DROP TABLE IF EXISTS meta")
