@@ -1,7 +1,7 @@
 """Warm recall's shortcuts change how fast an answer comes, never what it says.
 
 The listing fingerprint (an unchanged vault is not compared row by row), the walk by folder
-descriptor, and ranking in the full-text index alone.
+descriptor, ranking in the full-text index alone, and `lifecycle recall` answered without typer.
 """
 
 from __future__ import annotations
@@ -9,12 +9,17 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from continuity import limits, recall, recall_index, recall_notes
+from continuity.cli import app, quick
+from continuity.connection import render_connection
 
 DEVICE = "lap"
 PROJECT = "demo"
@@ -224,3 +229,133 @@ def test_ranking_matches_one_sql_ordering_ties_and_scopes_included(vault: Path) 
 
 def found_all(vault: Path, *terms: str) -> list[str]:
     return [r.path for r in recall.recall(vault, DEVICE, PROJECT, list(terms), limit=50).results]
+
+
+# ------------------------------------------------------------------------------- the command
+
+
+@pytest.mark.parametrize(
+    ("args", "parsed"),
+    [
+        (["zebra"], (["zebra"], "main", 3, False)),
+        (["zebra", "lion", "--json"], (["zebra", "lion"], "main", 3, True)),
+        (["--for", "subagent", "zebra"], (["zebra"], "subagent", 3, False)),
+        (["zebra", "--for=subagent", "--limit", "1"], (["zebra"], "subagent", 1, False)),
+        (["zebra", "--limit=2", "--limit", "05", "lion"], (["zebra", "lion"], "main", 5, False)),
+        (["zebra", "--for", "subagent", "--for", "main", "--json", "--json"], (["zebra"], "main", 3, True)),
+        (['"write path"', ""], (['"write path"', ""], "main", 3, False)),
+    ],
+)
+def test_a_plain_recall_is_read_as_click_reads_it(
+    args: list[str],
+    parsed: tuple[list[str], str, int, bool],
+    vault: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert quick.parse_recall(args) == parsed
+    connect(tmp_path, monkeypatch, vault)
+    note(vault, "30-memory/facts/a.md", "a", "zebra lion")
+    note(vault, "30-memory/facts/b.md", "b", "zebra")
+    typer_path = CliRunner().invoke(app, ["recall", *args], prog_name="lifecycle")
+    code = quick.main(["recall", *args])
+    out = capsys.readouterr()
+    assert (code, out.out, out.err) == (typer_path.exit_code, typer_path.stdout, typer_path.stderr)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--limit", "2"],
+        ["zebra", "--help"],
+        ["-h", "zebra"],
+        ["zebra", "--"],
+        ["--", "-zebra"],
+        ["zebra", "-"],
+        ["zebra", "-x"],
+        ["zebra", "--lim", "2"],
+        ["zebra", "--limit"],
+        ["zebra", "--limit", "0"],
+        ["zebra", "--limit", "+2"],
+        ["zebra", "--limit", " 2"],
+        ["zebra", "--limit", "2_0"],
+        ["zebra", "--limit", "\u0663"],
+        ["zebra", "--limit="],
+        ["zebra", "--for", "all"],
+        ["zebra", "--for", "Main"],
+        ["zebra", "--for"],
+        ["zebra", "--for", "--json"],
+        ["zebra", "--json=yes"],
+    ],
+)
+def test_anything_else_is_left_to_typer(args: list[str]) -> None:
+    assert quick.parse_recall(args) is None
+    assert quick.main(["recall", *args]) is None
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["log"], ["Recall", "zebra"], ["doctor", "recall"]])
+def test_other_commands_are_left_to_typer(argv: list[str]) -> None:
+    assert quick.main(argv) is None
+
+
+def connect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vault: Path) -> Path:
+    file = tmp_path / "connection"
+    file.write_text(render_connection(vault, DEVICE, PROJECT, None))
+    monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(file))
+    return file
+
+
+@pytest.mark.parametrize("case", ["no-connection", "unreachable", "no-word", "too-many-terms"])
+def test_failures_come_out_as_the_typer_command_reports_them(
+    case: str, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["recall", "zebra"]
+    if case != "no-connection":
+        connect(tmp_path, monkeypatch, vault if case != "unreachable" else tmp_path / "missing")
+    if case == "no-word":
+        args = ["recall", "*", "+"]
+    if case == "too-many-terms":
+        args = ["recall", *(f"w{n}" for n in range(limits.RECALL_MAX_TERMS + 1))]
+    typer_path = CliRunner().invoke(app, args, prog_name="lifecycle")
+    code = quick.main(args)
+    out = capsys.readouterr()
+    assert code in (2, 3)
+    assert (code, out.out, out.err) == (typer_path.exit_code, typer_path.stdout, typer_path.stderr)
+    assert out.err.startswith("lifecycle: error: ") and out.err.count("\n") == 1
+
+
+LOADED = (
+    "import sys\n"
+    "from continuity.cli import main\n"
+    "try:\n"
+    "    main()\n"
+    "finally:\n"
+    "    print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+)
+HEAVY = ("typer", "click", "ruamel", "detect_secrets", "continuity.cli.group", "continuity.secrets")
+
+
+def test_a_warm_recall_command_loads_neither_typer_nor_the_cold_path(vault: Path, tmp_path: Path) -> None:
+    note(vault, "30-memory/facts/a.md", "a", "zebra body")
+    env = {k: v for k, v in os.environ.items() if k != "CONTINUITY_DEBUG"}
+    env["AGENT_VAULT_CONNECTION"] = str(tmp_path / "connection")
+    (tmp_path / "connection").write_text(render_connection(vault, DEVICE, PROJECT, None))
+
+    def run(*args: str, code: int = 0) -> tuple[str, set[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", LOADED, "recall", *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == code, done.stderr
+        return done.stdout, set(done.stderr.split())
+
+    cold_out, cold = run("zebra")
+    assert "zebra body" in cold_out and "continuity.secrets" in cold  # the first search builds the index
+    for args in (["zebra"], ["zebra", "--json", "--for", "subagent"], ["nothing"]):
+        _out, warm = run(*args)
+        assert not [name for name in warm if name.split(".")[0] in HEAVY or name in HEAVY], args
+        assert "continuity.cli.quick" in warm
+    assert json.loads(run("zebra", "--json")[0])["results"][0]["path"] == "30-memory/facts/a.md"
+    _out, helped = run("zebra", "--limit", "0", code=2)  # refused by click: typer answers
+    assert "typer" in helped

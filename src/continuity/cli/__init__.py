@@ -4,29 +4,30 @@ Only this package imports typer and prints. Each command module parses its optio
 function with explicit paths and turns the returned data into text or one JSON document. Core modules
 are imported inside the commands, so `lifecycle --help` never pays for YAML or the secret scanner.
 
-Every failure leaves through `FunnelGroup.main`: one `lifecycle: error: …` line on stderr and the
-documented exit code; a traceback only with CONTINUITY_DEBUG=1.
+The typer application lives in `group`, and this module stays free of typer: `main` first offers the
+command line to `quick`, which answers a plain `lifecycle recall …` (the command an agent runs in the
+middle of a task) without loading typer, click or the other commands, and hands everything else, help
+and every malformed line included, to the application, so both answer alike.
+
+Every failure leaves through one funnel (`failure`, and `group.FunnelGroup.main` for click's own
+errors): one `lifecycle: error: …` line on stderr and the documented exit code; a traceback only with
+CONTINUITY_DEBUG=1.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-import click
-import typer
-from typer.core import TyperGroup
-
-from continuity.errors import EXIT_PROBLEMS, EXIT_USAGE, ContinuityError
+from continuity.errors import EXIT_PROBLEMS, ContinuityError
 
 
 def _debug() -> bool:
     return os.environ.get("CONTINUITY_DEBUG") == "1"
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
@@ -37,120 +38,36 @@ def _trace() -> None:
         traceback.print_exc()
 
 
-def _no_args_is_help(exc: click.exceptions.UsageError) -> bool:
-    """A group called without its command: click 8.2 and later carry the whole help as the message."""
-    kind = getattr(click.exceptions, "NoArgsIsHelpError", None)
-    return kind is not None and isinstance(exc, kind)
-
-
-class FunnelGroup(TyperGroup):
-    """A click group whose errors come out as one line and a documented exit code."""
-
-    def main(  # type: ignore[override]
-        self,
-        args: Sequence[str] | None = None,
-        prog_name: str | None = None,
-        complete_var: str | None = None,
-        standalone_mode: bool = True,
-        **extra: Any,
-    ) -> Any:
-        label = prog_name or "lifecycle"
-        try:
-            # Without standalone mode click returns the code of a `typer.Exit` instead of raising it.
-            returned = super().main(
-                args=args, prog_name=label, complete_var=complete_var, standalone_mode=False, **extra
-            )
-        except click.exceptions.Exit as exc:
-            code = exc.exit_code
-        except click.exceptions.Abort:
-            click.echo(f"{label}: error: aborted", err=True)
-            code = EXIT_USAGE
-        except click.exceptions.UsageError as exc:
-            where = exc.ctx.command_path if exc.ctx is not None else label
-            hint = f" (see '{where} --help')"
-            if not exc.format_message():  # bare `lifecycle` under an older click: the help was printed
-                if standalone_mode:
-                    sys.exit(EXIT_USAGE)
-                return EXIT_USAGE
-            if _no_args_is_help(exc):
-                # `lifecycle` or `lifecycle lease` alone: the readable help, then the one error line.
-                click.echo(exc.format_message())
-                click.echo(f"{label}: error: missing command{hint}", err=True)
-            else:
-                click.echo(f"{label}: error: {_one_line(exc.format_message())}{hint}", err=True)
-            code = EXIT_USAGE
-        except click.exceptions.ClickException as exc:
-            click.echo(f"{label}: error: {_one_line(exc.format_message())}", err=True)
-            code = EXIT_USAGE
-        except ContinuityError as exc:
-            _trace()
-            click.echo(f"{label}: error: {_one_line(str(exc))}", err=True)
-            code = exc.exit_code
-        except OSError as exc:
-            _trace()
-            name = os.path.basename(str(exc.filename)) if exc.filename else ""
-            where = f": {name}" if name else ""
-            click.echo(f"{label}: error: {_one_line(exc.strerror or str(exc))}{where}", err=True)
-            code = EXIT_PROBLEMS
-        except Exception as exc:
-            _trace()
-            click.echo(
-                f"{label}: error: unexpected {type(exc).__name__}; rerun with CONTINUITY_DEBUG=1 for details",
-                err=True,
-            )
-            code = EXIT_PROBLEMS
-        else:
-            code = returned if isinstance(returned, int) else 0
-        if standalone_mode:
-            sys.exit(code)
-        return code
-
-
-def new_app(help_text: str) -> typer.Typer:
-    return typer.Typer(
-        cls=FunnelGroup,
-        help=help_text,
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-        pretty_exceptions_show_locals=False,
-        # Plain click help: rich's Markdown renderer costs about 60 ms at every `--help`.
-        rich_markup_mode=None,
-        context_settings={"help_option_names": ["-h", "--help"]},
+def failure(exc: Exception, label: str) -> tuple[str, int]:
+    """The error line and exit code for a failure that is not a usage error of click's."""
+    _trace()
+    if isinstance(exc, ContinuityError):
+        return f"{label}: error: {one_line(str(exc))}", exc.exit_code
+    if isinstance(exc, OSError):
+        name = os.path.basename(str(exc.filename)) if exc.filename else ""
+        where = f": {name}" if name else ""
+        return f"{label}: error: {one_line(exc.strerror or str(exc))}{where}", EXIT_PROBLEMS
+    return (
+        f"{label}: error: unexpected {type(exc).__name__}; rerun with CONTINUITY_DEBUG=1 for details",
+        EXIT_PROBLEMS,
     )
 
 
-app = new_app(
-    "Keep a coding agent's private, reviewed memory in a synchronized vault and restore a bounded brief "
-    "at every session start."
-)
-
-
-def _register() -> None:
-    from continuity.cli import setup
-
-    setup.register(app)
-    from continuity.cli import outbox
-
-    outbox.register(app)
-    from continuity.cli import handoff, lease, memory
-
-    lease.register(app)
-    handoff.register(app)
-    memory.register(app)
-    from continuity.cli import hooks
-
-    hooks.register(app)
-    from continuity.cli import doctor
-
-    doctor.register(app)
-    from continuity.cli import recall
-
-    recall.register(app)
-
-
-_register()
-
-
 def main() -> None:
+    from continuity.cli import quick
+
+    code = quick.main(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from continuity.cli.group import app
+
     app()
+
+
+def __getattr__(name: str) -> Any:
+    """`app`, `new_app` and `FunnelGroup` load typer on first use (`from continuity.cli import app`)."""
+    if name in ("app", "new_app", "FunnelGroup"):
+        from continuity.cli import group
+
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -20,13 +19,6 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON documen
 class Audience(str, Enum):
     main = "main"
     subagent = "subagent"
-
-
-def _vault() -> tuple[Path, str, str]:
-    from continuity import connection
-
-    conn = connection.discover(Path.cwd())
-    return connection.require_vault(conn), conn.device, conn.project
 
 
 def recall(
@@ -52,14 +44,9 @@ def recall(
     never cacheable); put a phrase in double quotes inside one argument: '"write path"'. A note
     matches when any term does; notes matching more and rarer terms come first.
     """
-    from continuity import recall as core
+    from continuity.cli import quick
 
-    root, device, project = _vault()
-    found = core.recall(root, device, project, terms, audience=audience.value, limit=limit)
-    if as_json:
-        emit_json(found.to_json())
-    else:
-        emit(found.text)
+    emit(quick.recall_output(terms, audience.value, limit, as_json))
 
 
 def _clean(value: str) -> str:
@@ -117,7 +104,9 @@ def log(
     from continuity import journal_search
 
     journal_search.compile_query(query)  # a bad expression is a usage error, before anything is read
-    root, _device, _project = _vault()
+    from continuity.cli.quick import connected
+
+    root, _device, _project = connected()
     found = journal_search.search(root, query, limit=limit, window=window)
     if as_json:
         emit_json(found.to_json())

@@ -1,0 +1,116 @@
+"""The typer application: one click group whose failures come out as one line and a documented exit
+code (see `continuity.cli`), with every command module registered on it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from continuity.cli import failure, one_line
+from continuity.errors import EXIT_USAGE
+
+
+def _no_args_is_help(exc: click.exceptions.UsageError) -> bool:
+    """A group called without its command: click 8.2 and later carry the whole help as the message."""
+    kind = getattr(click.exceptions, "NoArgsIsHelpError", None)
+    return kind is not None and isinstance(exc, kind)
+
+
+class FunnelGroup(TyperGroup):
+    """A click group whose errors come out as one line and a documented exit code."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        label = prog_name or "lifecycle"
+        try:
+            # Without standalone mode click returns the code of a `typer.Exit` instead of raising it.
+            returned = super().main(
+                args=args, prog_name=label, complete_var=complete_var, standalone_mode=False, **extra
+            )
+        except click.exceptions.Exit as exc:
+            code = exc.exit_code
+        except click.exceptions.Abort:
+            click.echo(f"{label}: error: aborted", err=True)
+            code = EXIT_USAGE
+        except click.exceptions.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else label
+            hint = f" (see '{where} --help')"
+            if not exc.format_message():  # bare `lifecycle` under an older click: the help was printed
+                if standalone_mode:
+                    sys.exit(EXIT_USAGE)
+                return EXIT_USAGE
+            if _no_args_is_help(exc):
+                # `lifecycle` or `lifecycle lease` alone: the readable help, then the one error line.
+                click.echo(exc.format_message())
+                click.echo(f"{label}: error: missing command{hint}", err=True)
+            else:
+                click.echo(f"{label}: error: {one_line(exc.format_message())}{hint}", err=True)
+            code = EXIT_USAGE
+        except click.exceptions.ClickException as exc:
+            click.echo(f"{label}: error: {one_line(exc.format_message())}", err=True)
+            code = EXIT_USAGE
+        except Exception as exc:  # ours (ContinuityError), the system's (OSError) or a bug
+            line, code = failure(exc, label)
+            click.echo(line, err=True)
+        else:
+            code = returned if isinstance(returned, int) else 0
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def new_app(help_text: str) -> typer.Typer:
+    return typer.Typer(
+        cls=FunnelGroup,
+        help=help_text,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        pretty_exceptions_show_locals=False,
+        # Plain click help: rich's Markdown renderer costs about 60 ms at every `--help`.
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+
+app = new_app(
+    "Keep a coding agent's private, reviewed memory in a synchronized vault and restore a bounded brief "
+    "at every session start."
+)
+
+
+def _register() -> None:
+    from continuity.cli import setup
+
+    setup.register(app)
+    from continuity.cli import outbox
+
+    outbox.register(app)
+    from continuity.cli import handoff, lease, memory
+
+    lease.register(app)
+    handoff.register(app)
+    memory.register(app)
+    from continuity.cli import hooks
+
+    hooks.register(app)
+    from continuity.cli import doctor
+
+    doctor.register(app)
+    from continuity.cli import recall
+
+    recall.register(app)
+
+
+_register()
