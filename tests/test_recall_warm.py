@@ -326,14 +326,6 @@ def test_failures_come_out_as_the_typer_command_reports_them(
     assert out.err.startswith("lifecycle: error: ") and out.err.count("\n") == 1
 
 
-LOADED = (
-    "import sys\n"
-    "from continuity.cli import main\n"
-    "try:\n"
-    "    main()\n"
-    "finally:\n"
-    "    print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
-)
 HEAVY = ("typer", "click", "ruamel", "detect_secrets", "continuity.cli.group", "continuity.secrets")
 
 
@@ -344,11 +336,19 @@ def test_a_warm_recall_command_loads_neither_typer_nor_the_cold_path(vault: Path
     (tmp_path / "connection").write_text(render_connection(vault, DEVICE, PROJECT, None))
 
     def run(*args: str, code: int = 0) -> tuple[str, set[str]]:
+        """The command's output and the modules it imported (`-X importtime` lists each as it loads)."""
         done = subprocess.run(
-            [sys.executable, "-c", LOADED, "recall", *args], env=env, capture_output=True, text=True, timeout=120
+            [sys.executable, "-X", "importtime", "-c", "from continuity.cli import main; main()", "recall", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert done.returncode == code, done.stderr
-        return done.stdout, set(done.stderr.split())
+        lines = done.stderr.splitlines()
+        loaded = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+        assert loaded and "continuity.cli" in loaded
+        return done.stdout, loaded
 
     cold_out, cold = run("zebra")
     assert "zebra body" in cold_out and "continuity.secrets" in cold  # the first search builds the index
