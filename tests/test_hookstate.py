@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import time
 import unicodedata
 from pathlib import Path
 
 import pytest
 from conftest import use_connection
+from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity import connection, hook, hookstate, limits, receipts, render, tool_events
@@ -59,7 +61,7 @@ def brief(event_name: str = render.SESSION_START, body: str = "remember this", h
 
 
 def state_file() -> Path:
-    return hookstate.state_path(SESSION)
+    return Path(hookstate.state_path(SESSION))
 
 
 # --- compaction ------------------------------------------------------------------------------------
@@ -67,7 +69,7 @@ def state_file() -> Path:
 
 def test_pre_compact_prints_nothing_and_the_note_appears_once(tmp_path: Path) -> None:
     assert hookstate.handle(event("PreCompact", tmp_path, turn_id="t1", trigger="auto"), "codex") == ""
-    assert hookstate.load(state_file()).compact_pending
+    assert hookstate.load(str(state_file())).compact_pending
 
     plain = brief()
     noted = hookstate.after_start(event("SessionStart", tmp_path, source="compact"), plain, "codex")
@@ -76,7 +78,7 @@ def test_pre_compact_prints_nothing_and_the_note_appears_once(tmp_path: Path) ->
     folded = unicodedata.normalize("NFKC", noted.text)
     assert folded.count("<private-memory") == 1 and folded.count("</private-memory") == 1
     assert folded.count("<source") == folded.count("</source") == 1
-    assert not hookstate.load(state_file()).compact_pending
+    assert not hookstate.load(str(state_file())).compact_pending
 
     again = hookstate.after_start(event("SessionStart", tmp_path, source="compact"), plain, "codex")
     assert again.text == plain.text
@@ -90,7 +92,7 @@ def test_the_note_needs_the_flag_and_a_compact_start(tmp_path: Path) -> None:
         assert hookstate.after_start(event("SessionStart", tmp_path, source=source), plain, "codex") == plain
     sub = brief(render.SUBAGENT_START)
     assert hookstate.after_start(event("SubagentStart", tmp_path, agent_type="w"), sub, "codex") == sub
-    assert hookstate.load(state_file()).compact_pending  # still waiting for the compact start
+    assert hookstate.load(str(state_file())).compact_pending  # still waiting for the compact start
 
 
 def test_the_note_never_pushes_a_brief_past_its_ceiling(tmp_path: Path) -> None:
@@ -209,7 +211,7 @@ def test_a_state_path_that_is_a_link_or_folder_fails_open(connected: Path, tmp_p
     decoy.write_text(json.dumps({"version": 1, "turn": 0, "tool_events": 99, "mutations": 99, "wrote_memory": False,
                                  "nudged": False, "compact_pending": True}))  # fmt: skip
     path.symlink_to(decoy)
-    assert hookstate.load(path) == hookstate.HookState()
+    assert hookstate.load(str(path)) == hookstate.HookState()
     path.unlink()
     path.mkdir()
     assert tool(connected) == "" and stop(connected) == ""
@@ -219,8 +221,8 @@ def test_a_state_path_that_is_a_link_or_folder_fails_open(connected: Path, tmp_p
 
 def test_old_state_files_are_pruned(tmp_path: Path) -> None:
     tool(tmp_path, turn="t")
-    old, fresh = hookstate.state_path("old-session"), state_file()
-    hookstate.save(old, hookstate.HookState(mutations=1))
+    old, fresh = Path(hookstate.state_path("old-session")), state_file()
+    hookstate.save(str(old), hookstate.HookState(mutations=1))
     stale = time.time() - limits.HOOK_STATE_MAX_AGE_SECONDS - 60
     os.utime(old, (stale, stale))
     keep = old.parent / "unrelated.txt"
@@ -233,7 +235,7 @@ def test_old_state_files_are_pruned(tmp_path: Path) -> None:
 def test_events_without_a_session_or_of_other_kinds_print_nothing(tmp_path: Path) -> None:
     assert hookstate.handle({"hook_event_name": "Stop", "cwd": str(tmp_path)}, "codex") == ""
     assert hookstate.handle(event("Notification", tmp_path), "claude") == ""
-    assert not hookstate.state_dir().exists()
+    assert not Path(hookstate.state_dir()).exists()
 
 
 # --- receipts --------------------------------------------------------------------------------------
@@ -309,7 +311,25 @@ def test_edit_tools_are_mutations_and_others_are_not() -> None:
     assert tool_events.classify("Read", {"file_path": "x"}) == (False, False)
     assert tool_events.classify("mcp__memory__create", {"command": "rm -rf /"}) == (False, False)
     assert tool_events.classify("Bash", {"command": ["bash", "-lc", "touch x"]}) == (True, False)
+    assert tool_events.classify("Bash", {"command": ["echo", ">", "f"]}) == (False, False)  # a word, not a redirection
     assert tool_events.classify(None, None) == (False, False)
+
+
+def shlex_tokens(line: str) -> list[str] | None:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=3000)
+@given(st.text(alphabet="ab =-/.~*?'\"\\;&|<>()#\t x1é", max_size=24))
+def test_the_tokenizer_splits_exactly_as_shlex(line: str) -> None:
+    """tool_events splits commands by hand (importing shlex imports re); it must agree with shlex."""
+    assert tool_events._tokens(line) == shlex_tokens(line)
 
 
 def test_render_explain_lists_sources_and_compares_with_the_last_delivery(

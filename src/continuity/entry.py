@@ -79,6 +79,15 @@ def _import_failure_output(harness: str, data: bytes, exc: ImportError) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
+def _read_stdin() -> bytes:
+    from continuity import limits
+
+    try:
+        return sys.stdin.buffer.read(limits.HOOK_STDIN_CAP_BYTES + 1) if sys.stdin is not None else b""
+    except (OSError, ValueError, AttributeError):
+        return b""
+
+
 def site_packages() -> None:
     """The hook command runs Python with -S for speed; the full path needs site-packages back."""
     if sys.flags.no_site:
@@ -87,21 +96,47 @@ def site_packages() -> None:
         site.main()
 
 
+STATE_EVENTS = ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit")
+
+
+def state_event(harness: str, data: bytes) -> str | None:
+    """The answer to an event other than a start (PostToolUse follows every tool call), or None.
+
+    These only update the session's counters, so they skip site-packages and the renderer: the
+    payload is read with the warm path's small JSON reader, and anything it cannot read takes the
+    full path, which answers the same way.
+    """
+    from continuity import limits
+    from continuity.minijson import parse_json
+
+    try:
+        payload = parse_json(data.decode("utf-8"))
+    except (ValueError, IndexError, RecursionError):
+        return None
+    if len(data) > limits.HOOK_STDIN_CAP_BYTES or not isinstance(payload, dict):
+        return None
+    if payload.get("hook_event_name") not in STATE_EVENTS:
+        return None
+    from continuity import hookstate
+
+    return hookstate.handle(payload, harness)
+
+
 def hook_full(harness: str, data: bytes | None) -> int:
     """The full hook path (the warm path missed): validate, render, record; always exit 0."""
+    if data is None:
+        data = _read_stdin()
+    out = state_event(harness, data)
+    if out is not None:
+        if out:
+            sys.stdout.write(out + "\n")
+        return 0
     site_packages()
     try:
         from continuity import hook
 
-        if data is None:
-            data = hook.read_stdin()
         out = hook.run_hook(harness, data)
     except ImportError as exc:
-        if not data:
-            try:
-                data = sys.stdin.buffer.read(1 << 20)
-            except (OSError, ValueError, AttributeError):
-                data = b""
         if os.environ.get("CONTINUITY_REEXEC") != "1":
             python = _connection_python(data)
             if python and os.path.abspath(python) != os.path.abspath(sys.executable):

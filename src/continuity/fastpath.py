@@ -272,6 +272,11 @@ def state_home() -> str:
     return rawos.user_dir("state")
 
 
+def digest_hex(data: bytes) -> str:
+    """SHA-256 in hex, by the built-in module (hashlib costs milliseconds to import)."""
+    return str(sha256(data).hexdigest())
+
+
 def checkout_digest(checkout: str | None) -> str | None:
     if checkout is None:
         return None

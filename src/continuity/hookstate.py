@@ -18,22 +18,25 @@ State lives in `$XDG_STATE_HOME/continuity/hooks/<sha256 of the session id>.json
 and a 32-bit fingerprint of the turn id, nothing else (no prompt, message, path, tool input or
 content), replaced atomically, mode 0600. A missing, corrupt or unreadable file is a fresh state:
 the hook fails open. Concurrent tool events may lose a count, which only moves a heuristic. Hooks
-never write the vault. Standard library only: this runs inside every hook call.
+never write the vault.
+
+PostToolUse runs after every tool call, so the events path imports only what the warm start path
+does (`fastpath`, `rawos`, `minijson`) and `tool_events`: no `json`, `dataclasses`, `pathlib`,
+`hashlib` or the renderer, which together cost tens of milliseconds; the start path's helpers import
+theirs when they run.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
-import os
-import time
-from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
-from typing import Any
+from continuity import fastpath, limits, rawos
+from continuity.minijson import json_string, parse_json
 
-from continuity import limits, render
-from continuity.render import Brief
+TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds on every tool event
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from continuity.render import Brief
 
 STATE_VERSION = 1
 RECOVERY_NOTE = (
@@ -54,65 +57,103 @@ STOP_REASON = (
 )
 
 
-@dataclass
+FIELDS: dict[str, type] = {
+    "turn": int,  # 32-bit fingerprint of the current turn id (0: unknown)
+    "tool_events": int,
+    "mutations": int,
+    "wrote_memory": bool,
+    "nudged": bool,
+    "compact_pending": bool,
+}
+
+
 class HookState:
-    turn: int = 0  # 32-bit fingerprint of the current turn id (0: unknown)
-    tool_events: int = 0
-    mutations: int = 0
-    wrote_memory: bool = False
-    nudged: bool = False
-    compact_pending: bool = False
+    """One session's counts and flags (a plain class: `dataclasses` alone costs milliseconds to import)."""
+
+    __slots__ = tuple(FIELDS)
+
+    def __init__(
+        self,
+        turn: int = 0,
+        tool_events: int = 0,
+        mutations: int = 0,
+        wrote_memory: bool = False,
+        nudged: bool = False,
+        compact_pending: bool = False,
+    ) -> None:
+        self.turn, self.tool_events, self.mutations = turn, tool_events, mutations
+        self.wrote_memory, self.nudged, self.compact_pending = wrote_memory, nudged, compact_pending
+
+    def as_dict(self) -> dict[str, int | bool]:
+        return {name: getattr(self, name) for name in FIELDS}
+
+    def but(self, **changes: int | bool) -> HookState:
+        """A copy with `changes` applied."""
+        return HookState(**{**self.as_dict(), **changes})  # type: ignore[arg-type]
 
     def new_turn(self, turn: int = 0) -> HookState:
         return HookState(turn=turn, compact_pending=self.compact_pending)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookState) and self.as_dict() == other.as_dict()
 
-def state_dir() -> Path:
-    from continuity.receipts import state_home
+    __hash__ = None  # type: ignore[assignment]
 
-    return state_home() / "hooks"
-
-
-def state_path(session_id: str) -> Path:
-    name = hashlib.sha256(session_id.encode("utf-8", errors="surrogateescape")).hexdigest()
-    return state_dir() / f"{name}.json"
+    def __repr__(self) -> str:
+        return "HookState(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
 
 
-def _session_path(payload: dict[str, object]) -> Path | None:
+def state_dir() -> str:
+    return rawos.join(rawos.user_dir("state"), "hooks")
+
+
+def state_path(session_id: str) -> str:
+    name = fastpath.digest_hex(session_id.encode("utf-8", errors="surrogateescape"))
+    return rawos.join(state_dir(), f"{name}.json")
+
+
+def _session_path(payload: dict[str, object]) -> str | None:
     session = payload.get("session_id")
     return state_path(session) if isinstance(session, str) and session else None
 
 
-def load(path: Path) -> HookState:
+def load(path: str) -> HookState:
     """The stored state, or a fresh one for anything missing, corrupt, oversized or of another shape."""
-    from continuity.receipts import read_json_capped
-
-    doc = read_json_capped(path, limits.HOOK_STATE_CAP_BYTES)
+    try:
+        fd = rawos.open_regular(path)
+        try:
+            data = rawos.read_fd_capped(fd, limits.HOOK_STATE_CAP_BYTES)
+        finally:
+            rawos.close(fd)
+        doc = parse_json(data.decode("utf-8")) if len(data) <= limits.HOOK_STATE_CAP_BYTES else None
+    except (OSError, ValueError, IndexError, RecursionError):
+        return HookState()
     if not isinstance(doc, dict) or doc.get("version") != STATE_VERSION:
         return HookState()
     values: dict[str, int | bool] = {}
-    for field in fields(HookState):
-        value = doc.get(field.name)
-        wanted_bool = field.type in ("bool", bool)
-        valid = isinstance(value, bool) if wanted_bool else type(value) is int and 0 <= value < 2**32
+    for name, kind in FIELDS.items():
+        value = doc.get(name)
+        valid = isinstance(value, bool) if kind is bool else type(value) is int and 0 <= value < 2**32
         if not valid:
             return HookState()
-        values[field.name] = value  # type: ignore[assignment]
+        values[name] = value  # type: ignore[assignment]
     return HookState(**values)  # type: ignore[arg-type]
 
 
-def save(path: Path, state: HookState) -> None:
-    from continuity.receipts import write_quick
-
-    with contextlib.suppress(OSError):  # state that cannot be kept only means the heuristics start over
-        write_quick(path, json.dumps({"version": STATE_VERSION, **asdict(state)}) + "\n")
+def save(path: str, state: HookState) -> None:
+    """Replace the state file atomically, without fsync (a crash only restarts the heuristics)."""
+    fields = ", ".join(f'"{k}": {str(v).lower()}' for k, v in {"version": STATE_VERSION, **state.as_dict()}.items())
+    try:  # noqa: SIM105 -- contextlib is one more import on every tool event
+        rawos.write_private(path, ("{" + fields + "}\n").encode())
+    except OSError:
+        pass  # state that cannot be kept only means the heuristics start over
 
 
 def turn_fingerprint(payload: dict[str, object]) -> int:
     turn = payload.get("turn_id")
     if not isinstance(turn, str) or not turn:
         return 0
-    return int(hashlib.sha256(turn.encode("utf-8", errors="surrogateescape")).hexdigest()[:8], 16) or 1
+    return int(fastpath.digest_hex(turn.encode("utf-8", errors="surrogateescape"))[:8], 16) or 1
 
 
 def _current_turn(state: HookState, payload: dict[str, object]) -> HookState:
@@ -124,6 +165,9 @@ def _current_turn(state: HookState, payload: dict[str, object]) -> HookState:
 
 def prune(now: float | None = None) -> None:
     """Remove state files of sessions untouched for a month (bounded, best effort)."""
+    import os
+    import time
+
     from continuity import atomic
 
     cutoff = (time.time() if now is None else now) - limits.HOOK_STATE_MAX_AGE_SECONDS
@@ -148,6 +192,10 @@ def prune(now: float | None = None) -> None:
 
 def with_recovery_note(brief: Brief) -> Brief:
     """The brief with the recovery note before its closing line, or unchanged when it would not fit."""
+    from dataclasses import replace
+
+    from continuity import render
+
     closing = "\n</private-memory>"
     if brief.status == "unavailable" or not brief.text.endswith(closing):
         return brief
@@ -159,6 +207,11 @@ def with_recovery_note(brief: Brief) -> Brief:
 
 def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief:
     """The brief as delivered for this start: the recovery note after compaction, and a receipt."""
+    import os
+    from pathlib import Path
+
+    from continuity import render
+
     source = payload.get("source") if isinstance(payload.get("source"), str) else None
     delivered = brief
     try:
@@ -167,7 +220,7 @@ def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief
             if source == "compact":
                 state = load(path)
                 if state.compact_pending:
-                    save(path, replace(state, compact_pending=False))
+                    save(path, state.but(compact_pending=False))
                     delivered = with_recovery_note(brief)
             elif source in ("startup", None):
                 prune()
@@ -192,6 +245,8 @@ def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief
 
 def _connected(payload: dict[str, object]) -> bool:
     """Whether a connection reaches the session's directory (the nudge talks about `lifecycle`)."""
+    from pathlib import Path
+
     from continuity import connection
     from continuity.errors import ContinuityError
 
@@ -208,8 +263,7 @@ def on_post_tool_use(state: HookState, payload: dict[str, object]) -> HookState:
 
     state = _current_turn(state, payload)
     mutation, memory = tool_events.classify(payload.get("tool_name"), payload.get("tool_input"))
-    return replace(
-        state,
+    return state.but(
         tool_events=min(state.tool_events + 1, 2**31),
         mutations=min(state.mutations + int(mutation), 2**31),
         wrote_memory=state.wrote_memory or memory,
@@ -225,15 +279,15 @@ def _ended(state: HookState) -> HookState:
     """After a Stop that lets the turn end: counts start over; a known turn keeps its `nudged`."""
     if not state.turn:
         return state.new_turn()
-    return replace(state.new_turn(state.turn), nudged=state.nudged)
+    return state.new_turn(state.turn).but(nudged=state.nudged)
 
 
 def on_stop(state: HookState, payload: dict[str, object]) -> tuple[HookState, str]:
     """The state after a Stop and what to print ('' lets the turn end)."""
     state = _current_turn(state, payload)
     if payload.get("stop_hook_active") is not True and should_nudge(state) and _connected(payload):
-        block = json.dumps({"decision": "block", "reason": STOP_REASON}, ensure_ascii=True)
-        return replace(state, nudged=True), block
+        block = '{"decision": "block", "reason": ' + json_string(STOP_REASON) + "}"
+        return state.but(nudged=True), block
     return _ended(state), ""
 
 
@@ -249,7 +303,7 @@ def handle(payload: dict[str, object], harness: str) -> str:
         state = load(path)
         out = ""
         if event == "PreCompact":
-            state = replace(state, compact_pending=True)
+            state = state.but(compact_pending=True)
         elif event == "PostToolUse":
             state = on_post_tool_use(state, payload)
         elif event == "UserPromptSubmit":
@@ -259,7 +313,7 @@ def handle(payload: dict[str, object], harness: str) -> str:
         save(path, state)
         return out
     except Exception:
-        if os.environ.get("CONTINUITY_DEBUG") == "1":
+        if rawos.getenv("CONTINUITY_DEBUG") == "1":
             raise
         return ""
 

@@ -11,14 +11,17 @@ It also notices `lifecycle handoff new` and `lifecycle note new` in a shell comm
 that already wrote a handoff or a candidate is not asked to write one. Only the verdicts leave this
 module; the command text itself is never stored.
 
-Standard library only: it runs inside the PostToolUse hook.
+It runs inside the PostToolUse hook, after every tool call, so it imports nothing: the command is
+split by `_tokens`, which gives exactly what `shlex.shlex(line, posix=True, punctuation_chars=True)`
+gives with whitespace splitting and `#` comments (a test compares them on generated text), without
+`shlex`'s import of `re`, which alone costs several milliseconds.
 """
 
 from __future__ import annotations
 
-import os
-import shlex
-from collections.abc import Iterator
+TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds on every tool event
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 EDIT_TOOLS = frozenset({"apply_patch", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "shell_command", "PowerShell"})
@@ -42,26 +45,82 @@ _MAX_DEPTH = 3
 _MAX_COMMAND_CHARS = 64 * 1024
 
 
-def command_text(tool_input: object) -> str:
-    """The shell command of a tool event's input, or '' (a list form is joined with spaces)."""
-    if isinstance(tool_input, str):
-        return tool_input[:_MAX_COMMAND_CHARS]
-    if not isinstance(tool_input, dict):
-        return ""
-    value = tool_input.get("command", tool_input.get("cmd"))
-    if isinstance(value, list) and all(isinstance(part, str) for part in value):
-        value = shlex.join(value)
-    return value[:_MAX_COMMAND_CHARS] if isinstance(value, str) else ""
+def _command(tool_input: object) -> object:
+    """A tool event's shell command: a string, a list of arguments, or anything else (ignored)."""
+    if isinstance(tool_input, dict):
+        return tool_input.get("command", tool_input.get("cmd"))
+    return tool_input
+
+
+_WHITESPACE = " \t\r\n"
+_PUNCTUATION = "();<>|&"
+_QUOTES = "'\""
 
 
 def _tokens(line: str) -> list[str] | None:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: not readable with certainty
-        return None
+    """`list(shlex.shlex(line, posix=True, punctuation_chars=True))` with `whitespace_split` and `#`
+    comments, by the same state machine; None where shlex raises (an unclosed quote or escape)."""
+    out: list[str] = []
+    state, token, quoted, escaped = " ", "", False, " "
+    i, end = 0, len(line)
+    while True:
+        ch = line[i] if i < end else ""
+        i += 1
+        emit = False
+        if state == " ":
+            if not ch or ch == "#":
+                return out
+            if ch == "\\":
+                escaped, state = "a", ch
+            elif ch in _PUNCTUATION:
+                token, state = ch, "c"
+            elif ch in _QUOTES:
+                state = ch
+            elif ch not in _WHITESPACE:
+                token, state = ch, "a"
+        elif state in _QUOTES:
+            quoted = True
+            if not ch:
+                return None
+            if ch == state:
+                state = "a"
+            elif ch == "\\" and state == '"':
+                escaped, state = state, ch
+            else:
+                token += ch
+        elif state == "\\":
+            if not ch:
+                return None
+            if escaped in _QUOTES and ch != state and ch != escaped:
+                token += state
+            token += ch
+            state = escaped
+        elif not ch or ch in _WHITESPACE or ch == "#":  # states "a" and "c"
+            if ch == "#":
+                i = end  # the rest of the line is a comment
+            state, emit = " ", bool(token or quoted)
+            if not ch:
+                if emit:
+                    out.append(token)
+                return out
+        elif state == "c":
+            if ch in _PUNCTUATION:
+                token += ch
+            else:
+                i -= 1  # read it again as the start of the next token
+                state, emit = " ", True
+        elif ch in _QUOTES:
+            state = ch
+        elif ch == "\\":
+            escaped, state = "a", ch
+        elif ch not in _PUNCTUATION:
+            token += ch
+        else:
+            i -= 1
+            state, emit = " ", bool(token or quoted)
+        if emit:
+            out.append(token)
+            token, quoted, escaped = "", False, " "
 
 
 def _segments(tokens: list[str]) -> Iterator[list[str]]:
@@ -120,7 +179,7 @@ def _subcommand(words: list[str]) -> str:
 
 
 def _memory_write(words: list[str]) -> bool:
-    program = os.path.basename(words[0]) if words else ""
+    program = words[0].rpartition("/")[2] if words else ""
     args = words[1:]
     if program.startswith("python") and args[:2] in (["-m", "continuity"], ["-m", "continuity.cli"]):
         program, args = "lifecycle", args[2:]
@@ -134,7 +193,7 @@ def _segment_writes(words: list[str], depth: int) -> tuple[bool, bool]:
     """(mutation, memory write) for one simple command."""
     if not words:
         return False, False
-    program = os.path.basename(words[0])
+    program = words[0].rpartition("/")[2]
     if _memory_write(words):
         return False, True
     if program in SHELLS and depth < _MAX_DEPTH:
@@ -158,7 +217,7 @@ def _segment_writes(words: list[str], depth: int) -> tuple[bool, bool]:
 def classify_shell(command: str, depth: int = 0) -> tuple[bool, bool]:
     """(mutation, memory write) for a shell command; unreadable text is neither."""
     mutation = memory = False
-    for line in command.splitlines():
+    for line in command[:_MAX_COMMAND_CHARS].splitlines():
         tokens = _tokens(line)
         if tokens is None:
             continue
@@ -178,5 +237,8 @@ def classify(tool_name: object, tool_input: object) -> tuple[bool, bool]:
     if tool_name in EDIT_TOOLS:
         return True, False
     if tool_name in SHELL_TOOLS:
-        return classify_shell(command_text(tool_input))
+        command = _command(tool_input)
+        if isinstance(command, list) and all(isinstance(part, str) for part in command):
+            return _segment_writes(_words(command[:_MAX_COMMAND_CHARS]), 0)  # arguments: no shell syntax
+        return classify_shell(command) if isinstance(command, str) else (False, False)
     return False, False
