@@ -16,7 +16,9 @@ of the notes), reported as medians:
   query, a digest of each returned note, rendering), over a rotation of queries;
 * `one edit`: a warm query right after one note changed (it is read and indexed again);
 * `command`: the whole `lifecycle recall …` command as a new process, warm, next to the bare
-  interpreter (`python -I -S -c pass`) measured in the same run.
+  interpreter (`python -I -S -c pass`) measured in the same run;
+* `imports`: a process that only imports the modules the warm command imported (read from its
+  `-X importtime` report) and leaves as it does: the command's fixed cost before any work.
 
 Then one journal of `--journal-lines` lines (about 240 bytes each) is searched with `journal_search`:
 the newest entries without a query (the default 50,000-line window), a literal that only the oldest
@@ -155,6 +157,14 @@ def bench_vault(total: int, repeat: int, cold_repeat: int, work: Path) -> dict[s
         subprocess.run(command, env=env, check=True, capture_output=True)
 
     command_time = median_seconds(whole_command, repeat)
+    probe = subprocess.run([command[0], "-X", "importtime", *command[1:]], env=env, check=True, capture_output=True)
+    lines = probe.stderr.decode("utf-8", "replace").splitlines()
+    names = [line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")]
+    modules = [name for name in names if name.isidentifier() or name.replace(".", "_").isidentifier()]
+    # The report also names the imports that were tried and failed (as `sitecustomize` is): try them too.
+    loop = "for name in {!r}:\n    try:\n        importlib.import_module(name)\n    except ImportError:\n        pass\n"
+    only_imports = [sys.executable, "-c", "import importlib, os\n" + loop.format(modules) + "os._exit(0)"]
+    imports_time = median_seconds(lambda: subprocess.run(only_imports, env=env, check=True), repeat)
     bare_time = median_seconds(lambda: subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True), repeat)
     size = index_file.stat().st_size
     return {
@@ -164,6 +174,7 @@ def bench_vault(total: int, repeat: int, cold_repeat: int, work: Path) -> dict[s
         "warm_query_ms": warm_time * 1000,
         "one_edit_ms": edit_time * 1000,
         "command_ms": command_time * 1000,
+        "imports_ms": imports_time * 1000,
         "bare_python_ms": bare_time * 1000,
         "index_mib": size / 2**20,
     }
@@ -219,13 +230,13 @@ def main() -> None:
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus; medians")
     try:
         rows = [bench_vault(int(size), args.repeat, args.cold_repeat, work) for size in args.sizes.split(",")]
-        header = ("notes", "cold build s", "per note ms", "warm query ms", "one edit ms", "command ms", "bare py ms")
-        print(" | ".join(header) + " | index MiB")
+        header = ("notes", "cold build s", "per note ms", "warm query ms", "one edit ms", "command ms", "imports ms")
+        print(" | ".join(header) + " | bare py ms | index MiB")
         for row in rows:
             print(
                 f"{row['notes']:>5} | {row['cold_build_s']:12.2f} | {row['cold_per_note_ms']:11.2f} | "
                 f"{row['warm_query_ms']:13.1f} | {row['one_edit_ms']:11.1f} | {row['command_ms']:10.1f} | "
-                f"{row['bare_python_ms']:10.1f} | {row['index_mib']:.1f}"
+                f"{row['imports_ms']:10.1f} | {row['bare_python_ms']:10.1f} | {row['index_mib']:.1f}"
             )
         print()
         print(f"journal search over one journal of {args.journal_lines:,} lines")
