@@ -8,8 +8,9 @@ ratios (the median of pairwise ratios, so a noisy moment hits both sides of a pa
 * the hook, warm (an unchanged vault, served from the startup cache) and cold (every hot source
   changed before each run, about 12 KiB in all), each against `python -I -S -c pass`, both through the
   checked-in `.codex/hooks.json` command in `bash -c`, exactly as Codex runs it; beside them the bare
-  interpreter through `bash -c` (what the shell alone adds to any Codex hook) and the script run
-  directly (no shell, no pin check in the command, but compiled at every run);
+  interpreter through `bash -c` (what the shell alone adds to any Codex hook), the script run
+  directly (no shell, no pin check in the command, but compiled at every run), and the hook for a
+  PostToolUse event (it runs after every tool call);
 * `lifecycle render` and `lifecycle --help`, against the same bare interpreter;
 * then `bench_doctor_budget.py`, `bench_recall.py` and `secrets_bench.py` (doctor and budget on 1,000 to
   100,000 files, recall cold and warm on 10,000 notes, secret-gate throughput); `--quick` runs them on
@@ -81,9 +82,9 @@ def grow(vault: Path, stamp: int) -> None:
         (vault / rel).write_text(f"---\ntype: {kind}\n{label}---\n# {kind}\n\n## Brief\n\n{lines}")
 
 
-def hook_command(checkout: Path) -> str:
+def hook_command(checkout: Path, event: str = "SessionStart") -> str:
     doc = json.loads((checkout / ".codex" / "hooks.json").read_text())
-    return str(doc["hooks"]["SessionStart"][0]["hooks"][0]["command"])
+    return str(doc["hooks"][event][0]["hooks"][0]["command"])
 
 
 def pairwise(
@@ -96,7 +97,7 @@ def pairwise(
             before(i)
         b, _ = timed(bare, **kw)  # type: ignore[arg-type]
         o, out = timed(other, **kw)  # type: ignore[arg-type]
-        if label.startswith("hook") and b"restored" not in out:
+        if label.startswith("hook") and "PostToolUse" not in label and b"restored" not in out:
             raise SystemExit(f"{label}: the hook did not deliver a restored brief: {out[:200]!r}")
         b_times.append(b)
         o_times.append(o)
@@ -121,6 +122,12 @@ def main() -> None:
         ).encode()  # fmt: skip
         bare = [sys.executable, "-I", "-S", "-c", "pass"]
         hook = ["bash", "-c", hook_command(checkout)]
+        tool = ["bash", "-c", hook_command(checkout, "PostToolUse")]
+        tool_payload = json.dumps(
+            {"session_id": "bench", "transcript_path": None, "cwd": str(cwd), "hook_event_name": "PostToolUse",
+             "model": "m", "permission_mode": "default", "turn_id": "t1", "tool_name": "Bash",
+             "tool_input": {"command": "git commit -qm wip && rm -rf build"}, "tool_response": "", "tool_use_id": "u"}
+        ).encode()  # fmt: skip
         shell = ["bash", "-c", shlex.join(bare)]
         script = [sys.executable, "-I", "-S", str(checkout / "scripts" / "agent-startup-context.py"), "--hook"]
         common = {"cwd": cwd, "env": env}
@@ -138,6 +145,7 @@ def main() -> None:
                 before=lambda i: grow(base / "vault", i + 1),
                 **common,
             ),
+            pairwise("hook, PostToolUse (after every tool)", bare, tool, args.repeat, stdin=tool_payload, **common),
             pairwise("lifecycle render", bare, [LIFECYCLE, "render"], max(5, args.repeat // 3), **common),
             pairwise("lifecycle --help", bare, [LIFECYCLE, "--help"], max(5, args.repeat // 3), **common),
         ]

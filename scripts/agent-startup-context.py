@@ -54,7 +54,7 @@ PINNED_MODULES = {
     "continuity/limits.py": "6301c40ba452d8615b0aa990867d60d811999ea2f58c4638334297f4a3c2d97d",
     "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
-    "continuity/rawos.py": "8906d8ddfe2c48a5b18e21337ac7b903223176f8227ba01b4f786435809a86a3",
+    "continuity/rawos.py": "759ab2a5bec972493ad8c60927709e921d8d0f605f13a61380ca6da6591df3b5",
     "continuity/receipts.py": "3c3c4d9532d36a941c1768f2eebe439f5e29287d610a18c147b58bb328d53ac0",
     "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
     "continuity/scan.py": "8de5c4eb5b813fb784fc7b71a58340b4444de2425ac71dfd5c5ffc789517aa86",

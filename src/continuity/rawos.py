@@ -4,8 +4,8 @@ Importing `os` costs about a millisecond on its own (it loads `_collections_abc`
 `stat`), as much as all the rest of the warm path's work, so on POSIX this module calls the built-in
 `posix` module that `os` wraps and does the handful of path operations by hand, with `posixpath`'s
 exact semantics. On Windows it simply uses `os`: the speed target is measured on POSIX, and `os` is
-correct everywhere. Anything unusual (a relative or non-normal path, a missing folder, an unset HOME)
-falls back to `os` itself, so the shortcut is only ever taken where its answer is the same.
+correct everywhere. Anything unusual (a path with a link or a `..` in it, a missing folder) falls
+back to `os` itself, so the shortcut is only ever taken where its answer is the same.
 
 It also holds the file primitives both startup paths share: opening a vault file without following
 a link at any component, reading within a cap, and replacing a machine-local file atomically.
