@@ -33,7 +33,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from continuity import limits
 from continuity.errors import ContinuityError, UsageError
@@ -173,8 +173,7 @@ def compose(
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class _Chosen:
+class _Chosen(NamedTuple):
     results: tuple[Result, ...]
     skipped: tuple[Skipped, ...]
     stopped: str

@@ -37,6 +37,7 @@ import unicodedata
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from continuity import limits
 from continuity.recall_notes import Row, StatKey, digest_of, listing_digest, read_row, scan, sha256_hex
@@ -87,8 +88,7 @@ _VISIBLE = (
 )
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):  # a tuple, not a dataclass: a class defined at every recall should be cheap
     path: str
     state: str  # "ok" or "secret"
     note_id: str

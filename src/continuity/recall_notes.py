@@ -23,7 +23,6 @@ from __future__ import annotations
 import marshal
 import os
 import stat
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -57,9 +56,11 @@ class StatKey(NamedTuple):
 Listing = dict[str, tuple[int, int, int]]  # vault-relative path -> (size, mtime_ns, ctime_ns), as StatKey
 
 
-@dataclass(frozen=True)
-class Row:
-    """What the index keeps of one file; `fields` is None when the file is not searchable."""
+class Row(NamedTuple):
+    """What the index keeps of one file; `fields` is None when the file is not searchable.
+
+    A tuple rather than a dataclass, like the other records recall defines: they are defined at every
+    recall, and a dataclass costs several times as much to define."""
 
     path: str
     key: StatKey
@@ -139,8 +140,8 @@ def classify(rel: str, data: bytes, key: StatKey) -> Row:
         clean_front = all(f.line >= note.body_start_line for f in findings)
         kept = front if clean_front else ("", "", "")
         listed = json.dumps([[f.line, f.detector] for f in findings])
-        return replace(row, state="secret", findings=listed, fields=_tokens((note_id, *kept, "")))
-    return replace(row, body=note.body, fields=_tokens((note_id, *front, note.body)))
+        return row._replace(state="secret", findings=listed, fields=_tokens((note_id, *kept, "")))
+    return row._replace(body=note.body, fields=_tokens((note_id, *front, note.body)))
 
 
 def read_row(root: Path, rel: str, key: StatKey) -> Row:

@@ -28,7 +28,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from continuity import limits
 from continuity.errors import UsageError
@@ -98,8 +98,7 @@ def split_identifiers(text: str) -> list[str]:
     return words(_MIXED_RE.sub(lambda m: " ".join(camel_parts(m.group(0))), nfkc))
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(NamedTuple):  # a tuple, not a dataclass: a class defined at every recall should be cheap
     text: str  # normalized, for display; a phrase is shown in double quotes
     alternatives: tuple[tuple[str, ...], ...]  # token sequences, any of which matches as a phrase
 
