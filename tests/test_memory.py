@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -143,6 +144,46 @@ def test_find_skips_malformed_notes_and_reports_ambiguity(root: Path) -> None:
         memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS)
     (root / vault.DECISIONS / "b.md").unlink()
     assert memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS).rel == "30-memory/facts/a.md"
+
+
+def test_find_reports_twins_even_under_the_guessed_name(root: Path) -> None:
+    (root / vault.FACTS / "twin.md").write_text("---\nid: twin\ntype: fact\n---\n")
+    (root / vault.LESSONS / "twin.md").write_text("---\nid: twin\ntype: lesson\n---\n")
+    with pytest.raises(InputRejected, match=re.escape("ambiguous: 30-memory/facts/twin.md, 30-memory/lessons/twin.md")):
+        memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS)
+    # A note renamed by hand keeps its id: it is a twin of the note under the guessed name.
+    (root / vault.LESSONS / "twin.md").unlink()
+    (root / vault.DECISIONS / "Renamed in Obsidian.md").write_text("---\nid: twin\ntype: decision\n---\n")
+    with pytest.raises(InputRejected, match="ambiguous"):
+        memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS)
+
+
+@pytest.mark.parametrize("by_fd", [True, False], ids=["openat", "full-paths"])
+def test_find_says_what_stands_under_the_guessed_name(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_fd: bool
+) -> None:
+    monkeypatch.setattr(memory_ids, "_BY_FD", by_fd)  # both walks: by folder descriptor and by full path
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("---\nid: linked\ntype: fact\n---\n")
+    (root / vault.FACTS / "linked.md").symlink_to(outside)
+    huge = "---\nid: huge\n---\n" + "x" * limits.LIFECYCLE_TEXT_CAP_BYTES
+    (root / vault.FACTS / "huge.md").write_text(huge)
+    (root / vault.FACTS / "folder.md").mkdir()
+    (root / vault.FACTS / "broken.md").write_text("---\nid: [\n---\n")
+    (root / vault.FACTS / "renamed.md").write_text("---\nid: other\ntype: fact\n---\n")
+    expected = {
+        "linked": "30-memory/facts/linked.md exists but is a symbolic link",
+        "huge": f"30-memory/facts/huge.md exists but is {len(huge):,} bytes, over its cap",
+        "folder": "30-memory/facts/folder.md exists but is not a regular file",
+        "broken": "30-memory/facts/broken.md",
+        "renamed": "30-memory/facts/renamed.md has id 'other'",
+    }
+    for note_id, said in expected.items():
+        with pytest.raises(InputRejected) as caught:
+            memory_ids.find_note(root, note_id, memory.MEMORY_FOLDERS)
+        assert caught.value.exit_code == 5
+        message = str(caught.value)
+        assert message.startswith(f"no note with id {note_id} in ") and said in message, message
 
 
 # ------------------------------------------------------------------------------ supersede/archive
@@ -318,7 +359,6 @@ def test_cli_note_new_and_approve(connected: Path) -> None:
     assert json.loads(approved.stdout)["path"] == "30-memory/decisions/decision-use-sqlite.md"
 
     assert cli(["approve", "../x", "--yes"]).exit_code == 5
-    assert cli(["note", "new", "--type", "opinion", "--title", "x"]).exit_code == 2
 
 
 def test_cli_supersede_archive_revalidate(connected: Path) -> None:

@@ -1,22 +1,33 @@
 """Note ids in the improvement loop: how an id a person typed finds its note, and how a new note gets one.
 
 Ids typed by a person are checked with `notes.is_note_id` and never joined into a path: notes are
-found by reading the known folders and comparing their frontmatter `id` (the name `<id>.md` is only a
-fast first guess). Candidate ids are `cand-<kind>-<slug>`, approved ids `<kind>-<slug>`, with a counter
-when the name is taken (archived names included, so an id never comes back to life).
+found by reading the known folders and comparing their frontmatter `id`. Every folder is read whole,
+since a note renamed by hand (Obsidian renames files, not ids) or a copy in another folder carries
+the same id under another path, and a second note with the id must make the lookup ambiguous, not
+quietly pick the first. The raw bytes are searched for the id before any YAML is parsed, so the walk
+costs one capped read per file and one parse per note that mentions the id.
+
+A file named `<id>.md` that cannot be read as a note (a link, not a regular file, over its cap,
+broken frontmatter, another id) is named in the "no note" error, so the person learns what is there.
+
+Candidate ids are `cand-<kind>-<slug>`, approved ids `<kind>-<slug>`, with a counter when the name is
+taken (archived names included, so an id never comes back to life).
 
 It only reads: a caller that goes on to change a note looks it up inside its `writer.transaction`.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits, notes, vault
+from continuity import limits, notes, rawos, vault
 from continuity.errors import InputRejected, NoteError
 from continuity.notes import Note
 
@@ -60,26 +71,138 @@ def check_id(note_id: str) -> str:
     return note_id
 
 
-def find_note(vault_root: Path, note_id: str, folders: tuple[str, ...]) -> Found:
-    """The one note in `folders` whose frontmatter id is `note_id`; exit 5 when none or several."""
-    check_id(note_id)
-    for folder in folders:
-        guess = read_note(vault_root, f"{folder}/{note_id}.md")
-        if guess is not None and guess.meta.get("id") == note_id:
-            return guess
-    matches: list[Found] = []
-    needle = note_id.encode("utf-8")
-    for folder in folders:
-        for rel, info in vault.list_notes(vault_root, folder):
-            if not stat.S_ISREG(info.st_mode) or info.st_size > limits.LIFECYCLE_TEXT_CAP_BYTES:
+# A walk opens each folder once and each file relative to it, so the kernel resolves one name per file
+# rather than the whole path, as recall's walk does; where the platform cannot, it reads full paths.
+_BY_FD = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
+_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_CAP = limits.LIFECYCLE_TEXT_CAP_BYTES
+
+
+def _link(rel: str) -> str:
+    return f"{rel} exists but is a symbolic link (links in the vault are never followed): put the note itself there"
+
+
+def _not_regular(rel: str) -> str:
+    return f"{rel} exists but is not a regular file"
+
+
+def _too_large(rel: str, size: int) -> str:
+    return f"{rel} exists but is {size:,} bytes, over its cap of {_CAP:,}: shorten or split it"
+
+
+def _folder_files(vault_root: Path, folder: str) -> Iterator[tuple[str, bytes | str]]:
+    """Each `*.md` entry of a vault folder by name: its bytes, or why it cannot be read as a note.
+
+    The rules of `vault.read_capped`: no link followed at any component, never blocking on a FIFO, the
+    size checked before reading and at most cap + 1 bytes read. Hidden names (temporary files) are
+    skipped, as `vault.list_notes` does; a missing or linked folder is empty.
+    """
+    if not _BY_FD:
+        yield from _folder_files_by_path(vault_root, folder)
+        return
+    try:
+        dir_fd = rawos.open_nofollow(str(vault_root), folder)
+    except OSError:
+        return
+    try:
+        if not stat.S_ISDIR(os.fstat(dir_fd).st_mode):
+            return
+        with os.scandir(dir_fd) as listing:
+            names = sorted(e.name for e in listing if e.name.endswith(".md") and not e.name.startswith("."))
+        for name in names:
+            rel = f"{folder}/{name}"
+            try:
+                fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.EMLINK):
+                    yield rel, _link(rel)
+                elif exc.errno != errno.ENOENT:
+                    yield rel, f"{rel} exists but cannot be opened ({exc.strerror})"
                 continue
-            found = read_note(vault_root, rel)
-            if found is not None and needle in found.data and found.meta.get("id") == note_id:
-                matches.append(found)
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    yield rel, _not_regular(rel)
+                elif info.st_size > _CAP:
+                    yield rel, _too_large(rel, info.st_size)
+                else:
+                    data = rawos.read_fd_capped(fd, _CAP)
+                    yield rel, data if len(data) <= _CAP else _too_large(rel, len(data))
+            except OSError as exc:
+                yield rel, f"{rel} exists but cannot be read ({exc.strerror})"
+            finally:
+                os.close(fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _folder_files_by_path(vault_root: Path, folder: str) -> Iterator[tuple[str, bytes | str]]:
+    """`_folder_files` through `vault.list_notes` and `vault.read_capped`: a full path per file."""
+    for rel, info in vault.list_notes(vault_root, folder):
+        if stat.S_ISLNK(info.st_mode):
+            yield rel, _link(rel)
+        elif not stat.S_ISREG(info.st_mode):
+            yield rel, _not_regular(rel)
+        elif info.st_size > _CAP:
+            yield rel, _too_large(rel, info.st_size)
+        else:
+            try:
+                yield rel, vault.read_capped(vault_root, rel, _CAP)
+            except NoteError as exc:
+                yield rel, str(exc)
+
+
+def _walk(
+    vault_root: Path, folders: tuple[str, ...], text: str, name: str | None = None
+) -> tuple[list[Found], list[str]]:
+    """The readable notes in `folders` whose bytes contain `text`, and why any file called `name` is not one.
+
+    With `name` (a lookup by id), `text` must stand as a whole id, so `fact-x` does not parse every
+    `fact-x-2` and every note that links to it. A file called `name` is always parsed, so that one
+    with another id (or none) is described too.
+    """
+    needle = text.encode("utf-8")
+    whole = re.compile(rb"(?<![a-z0-9._-])" + re.escape(needle) + rb"(?![a-z0-9._-])") if name else None
+    found: list[Found] = []
+    problems: list[str] = []
+    for folder in folders:
+        for rel, data in _folder_files(vault_root, folder):
+            named = name is not None and rel.rpartition("/")[2] == name
+            if isinstance(data, str):
+                if named:
+                    problems.append(data)
+                continue
+            if not named and (needle not in data or (whole is not None and not whole.search(data))):
+                continue
+            try:
+                note = notes.parse_note(data, rel)
+            except NoteError as exc:
+                if named:
+                    problems.append(str(exc))
+                continue
+            if named and note.meta.get("id") != text:
+                other = note.meta.get("id")
+                problems.append(f"{rel} has id {other!r}" if other is not None else f"{rel} has no id")
+            found.append(Found(rel, note, data))
+    return found, problems
+
+
+def find_note(vault_root: Path, note_id: str, folders: tuple[str, ...]) -> Found:
+    """The one note in `folders` whose frontmatter id is `note_id`; exit 5 when none or several.
+
+    "None" names what stands at `<folder>/<id>.md` when that file exists but is not the note.
+    """
+    check_id(note_id)
+    found, problems = _walk(vault_root, folders, note_id, f"{note_id}.md")
+    matches = [item for item in found if item.meta.get("id") == note_id]
     if len(matches) > 1:
-        raise InputRejected(f"id {note_id} is ambiguous: {', '.join(m.rel for m in matches)}")
+        raise InputRejected(
+            f"id {note_id} is ambiguous: {', '.join(m.rel for m in matches)}; "
+            "give each note its own id, or archive the copy"
+        )
     if not matches:
-        raise InputRejected(f"no note with id {note_id} in {', '.join(folders)}")
+        detail = f": {'; '.join(problems)}" if problems else ""
+        raise InputRejected(f"no note with id {note_id} in {', '.join(folders)}{detail}")
     return matches[0]
 
 
