@@ -186,6 +186,31 @@ def test_find_says_what_stands_under_the_guessed_name(
         assert message.startswith(f"no note with id {note_id} in ") and said in message, message
 
 
+def test_new_ids_avoid_ids_in_use_under_other_names(root: Path) -> None:
+    # Obsidian renames files, not frontmatter ids: the id is still taken.
+    (root / vault.FACTS / "Tests need Docker.md").write_text(
+        "---\nid: fact-tests-need-docker\ntype: fact\nstatus: approved\n---\nx\n"
+    )
+    (root / vault.CANDIDATES / "renamed candidate.md").write_text(
+        "---\nid: cand-fact-tests-need-docker\ntype: fact\nstatus: candidate\n---\nx\n"
+    )
+    created = candidate(root)
+    assert created.id == "cand-fact-tests-need-docker-2"
+    approved = memory.approve(context(root, now=NOW), created.id)
+    assert approved.id == "fact-tests-need-docker-2"
+    assert memory_ids.find_note(root, approved.id, memory.MEMORY_FOLDERS).rel == approved.rel
+    assert memory_ids.find_note(root, "fact-tests-need-docker", memory.MEMORY_FOLDERS).rel.endswith("Docker.md")
+
+
+def test_free_id_gives_up_with_a_next_step(root: Path) -> None:
+    base = "cand-fact-tests-need-docker"
+    for attempt in range(1, limits.NOTE_ID_ATTEMPTS + 1):
+        name = base if attempt == 1 else f"{base}-{attempt}"
+        (root / vault.CANDIDATES / f"{name}.md").write_text(f"---\nid: {name}\n---\n")
+    with pytest.raises(InputRejected, match=f"{base}-{limits.NOTE_ID_ATTEMPTS} are all taken.*different --title"):
+        candidate(root)
+
+
 # ------------------------------------------------------------------------------ supersede/archive
 
 

@@ -92,7 +92,13 @@ def new_candidate(
     text, input_start = _input_body(body, source_name, title, kind)
     now = ctx.clock()
     with writer.transaction(ctx) as tx:
-        note_id = free_id(ctx.vault, f"cand-{kind}-{writer.slugify(title, 'note')}", vault.CANDIDATES)
+        note_id = free_id(
+            ctx.vault,
+            f"cand-{kind}-{writer.slugify(title, 'note')}",
+            vault.CANDIDATES,
+            unique_in=ARCHIVABLE_FOLDERS,
+            next_step="choose a different --title",
+        )
         meta: dict[str, Any] = {
             "id": note_id,
             "type": kind,
@@ -187,7 +193,13 @@ def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = limi
             due = notes.as_date(existing.meta.get("revalidate_by")) or due
         else:
             base = candidate_id.removeprefix("cand-")
-            note_id = free_id(ctx.vault, base, folder)
+            note_id = free_id(
+                ctx.vault,
+                base,
+                folder,
+                unique_in=ARCHIVABLE_FOLDERS,
+                next_step="propose the claim again with a different --title and approve that candidate",
+            )
             skip = ("id", "type", "status", "approved_as", "approved", "created")
             meta: dict[str, Any] = {"id": note_id, "type": kind, "status": "approved"}
             meta.update({k: v for k, v in cand.meta.items() if k not in skip})

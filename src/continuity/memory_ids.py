@@ -10,8 +10,9 @@ costs one capped read per file and one parse per note that mentions the id.
 A file named `<id>.md` that cannot be read as a note (a link, not a regular file, over its cap,
 broken frontmatter, another id) is named in the "no note" error, so the person learns what is there.
 
-Candidate ids are `cand-<kind>-<slug>`, approved ids `<kind>-<slug>`, with a counter when the name is
-taken (archived names included, so an id never comes back to life).
+Candidate ids are `cand-<kind>-<slug>`, approved ids `<kind>-<slug>`, with a counter when the id is
+taken: by a file of that name (archived ones included, so an id never comes back to life) or by the
+frontmatter id of a note under another name.
 
 It only reads: a caller that goes on to change a note looks it up inside its `writer.transaction`.
 """
@@ -187,6 +188,11 @@ def _walk(
     return found, problems
 
 
+def notes_mentioning(vault_root: Path, folders: tuple[str, ...], text: str) -> list[Found]:
+    """The readable notes in `folders` whose raw bytes contain `text` (unreadable and malformed ones skipped)."""
+    return _walk(vault_root, folders, text)[0]
+
+
 def find_note(vault_root: Path, note_id: str, folders: tuple[str, ...]) -> Found:
     """The one note in `folders` whose frontmatter id is `note_id`; exit 5 when none or several.
 
@@ -206,11 +212,23 @@ def find_note(vault_root: Path, note_id: str, folders: tuple[str, ...]) -> Found
     return matches[0]
 
 
-def free_id(vault_root: Path, base: str, folder: str) -> str:
-    """`base`, or `base-2`, `base-3`…: the first id whose file exists neither in `folder` nor archived."""
-    for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
+def free_id(vault_root: Path, base: str, folder: str, *, unique_in: tuple[str, ...] = (), next_step: str = "") -> str:
+    """`base`, or `base-2`, `base-3`…: the first id that no note has taken.
+
+    Taken: a file `<id>.md` in `folder` or in `90-archive/<folder>`, or a frontmatter id of a note
+    in `folder`, in `unique_in`, or archived from one of them. After `NOTE_ID_ATTEMPTS` ids, exit 5
+    with `next_step` (what the person can do instead).
+    """
+    scope = tuple(dict.fromkeys((folder, *unique_in)))
+    searched = scope + tuple(f"{vault.ARCHIVE}/{rel}" for rel in scope)
+    taken = {item.meta.get("id") for item in notes_mentioning(vault_root, searched, base)}
+    attempts = limits.NOTE_ID_ATTEMPTS
+    for attempt in range(1, attempts + 1):
         candidate = base if attempt == 1 else f"{base}-{attempt}"
         paths = (f"{folder}/{candidate}.md", f"{vault.ARCHIVE}/{folder}/{candidate}.md")
-        if not any(os.path.lexists(vault_root / rel) for rel in paths):
+        if candidate not in taken and not any(os.path.lexists(vault_root / rel) for rel in paths):
             return candidate
-    raise InputRejected(f"could not find a free id for {base} after {limits.HANDOFF_NAME_ATTEMPTS} attempts")
+    raise InputRejected(
+        f"no free id for {base}: {base} and {base}-2 to {base}-{attempts} are all taken by notes or archived notes"
+        + (f"; {next_step}" if next_step else "")
+    )
