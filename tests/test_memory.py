@@ -146,6 +146,19 @@ def test_find_skips_malformed_notes_and_reports_ambiguity(root: Path) -> None:
     assert memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS).rel == "30-memory/facts/a.md"
 
 
+def test_approve_refuses_a_note_that_claims_the_candidate_without_a_valid_id(root: Path) -> None:
+    created = candidate(root)
+    stray = root / vault.FACTS / "stray.md"
+    stray.write_text(f"---\ntype: fact\nstatus: approved\ncandidate: {created.id}\n---\nx\n")
+    with pytest.raises(InputRejected, match=r"30-memory/facts/stray\.md .*no valid id"):
+        memory.approve(context(root, now=NOW), created.id)
+    stray.write_text(f"---\nid: fact-stray\ntype: fact\nstatus: superseded\ncandidate: {created.id}\n---\nx\n")
+    with pytest.raises(InputRejected, match=r"30-memory/facts/stray\.md .*status 'superseded'"):
+        memory.approve(context(root, now=NOW), created.id)
+    assert meta_of(root, created.rel)["status"] == "candidate"  # nothing was written
+    assert sorted(p.name for p in (root / vault.FACTS).iterdir()) == ["stray.md"]
+
+
 def test_find_reports_twins_even_under_the_guessed_name(root: Path) -> None:
     (root / vault.FACTS / "twin.md").write_text("---\nid: twin\ntype: fact\n---\n")
     (root / vault.LESSONS / "twin.md").write_text("---\nid: twin\ntype: lesson\n---\n")
@@ -384,6 +397,16 @@ def test_cli_note_new_and_approve(connected: Path) -> None:
     assert json.loads(approved.stdout)["path"] == "30-memory/decisions/decision-use-sqlite.md"
 
     assert cli(["approve", "../x", "--yes"]).exit_code == 5
+
+
+def test_cli_approve_names_a_stray_note_in_one_line(connected: Path) -> None:
+    doc = json.loads(cli(["note", "new", "--type", "fact", "--title", "Stray", "--json"]).stdout)
+    (connected / vault.FACTS / "stray.md").write_text(f"---\ntype: fact\ncandidate: {doc['id']}\n---\nx\n")
+    result = cli(["approve", doc["id"], "--yes"])
+    assert result.exit_code == 5
+    assert result.stderr.startswith("lifecycle: error: 30-memory/facts/stray.md ") and result.stderr.count("\n") == 1
+    assert "unexpected" not in result.stderr
+    assert cli(["note", "new", "--type", "opinion", "--title", "x"]).exit_code == 2
 
 
 def test_cli_supersede_archive_revalidate(connected: Path) -> None:

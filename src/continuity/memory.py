@@ -24,7 +24,7 @@ from typing import Any
 
 from continuity import lease, limits, notes, vault, writer
 from continuity.errors import InputRejected, NoteError, UsageError
-from continuity.memory_ids import Found, check_id, find_note, free_id, read_note
+from continuity.memory_ids import Found, check_id, find_note, free_id, notes_mentioning, read_note
 from continuity.writer import WriteContext
 
 KINDS = ("fact", "decision", "lesson", "preference")
@@ -168,13 +168,29 @@ class Approved:
         }
 
 
-def _approved_from(vault_root: Path, folder: str, candidate_id: str) -> Found | None:
-    """An approved note already made from this candidate (a crash between the two writes)."""
-    needle = candidate_id.encode("utf-8")
-    for rel, _info in vault.list_notes(vault_root, folder):
-        found = read_note(vault_root, rel)
-        if found is not None and needle in found.data and found.meta.get("candidate") == candidate_id:
+def _approved_from(vault_root: Path, folder: str, candidate_id: str, kind: str) -> Found | None:
+    """An approved note already made from this candidate (a crash between the two writes).
+
+    A note that names the candidate must be that note: with no valid id, another status or another
+    type it is neither reused nor passed over (a second note would be made), and approval stops
+    with exit 5, naming it.
+    """
+    for found in notes_mentioning(vault_root, (folder,), candidate_id):
+        if found.meta.get("candidate") != candidate_id:
+            continue
+        status, found_kind = found.meta.get("status"), found.meta.get("type")
+        if not notes.is_note_id(found.meta.get("id")):
+            problem = "has no valid id"
+        elif status != "approved":
+            problem = f"has status {status!r}, not 'approved'"
+        elif found_kind != kind:
+            problem = f"has type {found_kind!r}, not {kind!r}"
+        else:
             return found
+        raise InputRejected(
+            f"{found.rel} says it was approved from {candidate_id} but {problem}; "
+            "correct or remove that note, then approve again"
+        )
     return None
 
 
@@ -187,7 +203,7 @@ def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = limi
         cand = load_candidate(ctx.vault, candidate_id)
         kind = str(cand.meta["type"])
         folder = KIND_FOLDERS[kind]
-        existing = _approved_from(ctx.vault, folder, candidate_id)
+        existing = _approved_from(ctx.vault, folder, candidate_id, kind)
         if existing is not None:
             note_id, rel = existing.id, existing.rel
             due = notes.as_date(existing.meta.get("revalidate_by")) or due
