@@ -247,6 +247,34 @@ def test_supersede_links_both(root: Path) -> None:
         memory.supersede(context(root, now=NOW), "../x", new.id)
 
 
+def test_a_note_can_supersede_several(root: Path) -> None:
+    first = _approved(root, "Tests need Docker")
+    second = _approved(root, "Tests need Podman")
+    merged = _approved(root, "Tests need a container engine")
+    memory.supersede(context(root, now=NOW), first.id, merged.id)
+    assert meta_of(root, merged.rel)["supersedes"] == first.id  # one: a single id, as before
+    memory.supersede(context(root, now=NOW), second.id, merged.id)
+    assert meta_of(root, merged.rel)["supersedes"] == [first.id, second.id]
+    assert meta_of(root, first.rel)["superseded_by"] == merged.id
+    assert meta_of(root, second.rel)["superseded_by"] == merged.id
+
+
+def test_supersede_reads_and_refuses_what_is_already_there(root: Path) -> None:
+    old = _approved(root, "Tests need Docker")
+    new = _approved(root, "Tests need Podman")
+    path = root / new.rel
+    text = path.read_text()
+    # Written by hand (or by a run that stopped before marking the old note): no duplicate.
+    path.write_text(text.replace("status: approved\n", f"status: approved\nsupersedes: {old.id}\n", 1))
+    memory.supersede(context(root, now=NOW), old.id, new.id)
+    assert meta_of(root, new.rel)["supersedes"] == old.id
+    third = _approved(root, "Tests need nothing")
+    path.write_text(text.replace("status: approved\n", "status: approved\nsupersedes: {a: 1}\n", 1))
+    with pytest.raises(InputRejected, match=f"{new.rel}: supersedes is neither an id nor a list of ids"):
+        memory.supersede(context(root, now=NOW), third.id, new.id)
+    assert meta_of(root, third.rel)["status"] == "approved"
+
+
 def test_archive_moves_under_original_path(root: Path) -> None:
     old = _approved(root, "Tests need Docker")
     result = memory.archive(context(root, now=NOW), old.id)

@@ -3,8 +3,11 @@
 Observation becomes a *candidate* (`20-state/candidates/`, cold) with provenance: device, session and
 time. Only the person turns a candidate into an *approved* note (`30-memory/<kind>s/`, warm) with
 `verified` and `revalidate_by` dates; the candidate stays behind, marked approved, as the audit trail.
-A claim that stops being true is not rewritten: a new note *supersedes* it, and both are linked. An
-archived note moves to `90-archive/` under its original relative path, so its origin stays obvious.
+A claim that stops being true is not rewritten: a new note *supersedes* it, and both are linked. A
+note may replace several (two facts merged into one): its `supersedes` is then the list of their ids,
+and a single id as before while it replaces one, so notes written earlier read the same; each old note
+has one `superseded_by`, since only an approved note can be superseded. An archived note moves to
+`90-archive/` under its original relative path, so its origin stays obvious.
 SOUL.md and PREFERENCES.md change only through `continuity.edits`.
 
 Notes are found by their frontmatter id, never by a path built from what a person typed, and new
@@ -24,7 +27,7 @@ from typing import Any
 
 from continuity import lease, limits, notes, vault, writer
 from continuity.errors import InputRejected, NoteError, UsageError
-from continuity.memory_ids import Found, check_id, find_note, free_id, notes_mentioning, read_note
+from continuity.memory_ids import Found, check_id, find_note, free_id, notes_mentioning, read_note, superseded_ids
 from continuity.writer import WriteContext
 
 KINDS = ("fact", "decision", "lesson", "preference")
@@ -267,7 +270,10 @@ class Superseded:
 
 
 def supersede(ctx: WriteContext, old_id: str, new_id: str) -> Superseded:
-    """Link two approved notes and mark the old one superseded (history is kept, not rewritten)."""
+    """Link two approved notes and mark the old one superseded (history is kept, not rewritten).
+
+    NEW keeps every note it superseded before: `supersedes` becomes a list once it holds two.
+    """
     if check_id(old_id) == check_id(new_id):
         raise InputRejected("a note cannot supersede itself")
     now = ctx.clock()
@@ -280,8 +286,15 @@ def supersede(ctx: WriteContext, old_id: str, new_id: str) -> Superseded:
             raise InputRejected(f"{new_id} is not an approved note (status {new.meta.get('status')})")
         old_meta = dict(old.meta)
         old_meta.update({"status": "superseded", "superseded_by": new_id, "superseded": now})
+        earlier = superseded_ids(new.meta.get("supersedes"))
+        if earlier is None:
+            raise InputRejected(
+                f"{new.rel}: supersedes is neither an id nor a list of ids; correct it by hand, then run this again"
+            )
+        if old_id not in earlier:
+            earlier.append(old_id)
         new_meta = dict(new.meta)
-        new_meta["supersedes"] = old_id
+        new_meta["supersedes"] = earlier[0] if len(earlier) == 1 else earlier
         old_text = notes.compose(old_meta, old.note.body)
         new_text = notes.compose(new_meta, new.note.body)
         tx.check(old.rel, old_text, limits.LIFECYCLE_TEXT_CAP_BYTES)

@@ -12,7 +12,8 @@ broken frontmatter, another id) is named in the "no note" error, so the person l
 
 Candidate ids are `cand-<kind>-<slug>`, approved ids `<kind>-<slug>`, with a counter when the id is
 taken: by a file of that name (archived ones included, so an id never comes back to life) or by the
-frontmatter id of a note under another name.
+frontmatter id of a note under another name. A note's `supersedes` holds one id or a list of them
+(`superseded_ids`).
 
 It only reads: a caller that goes on to change a note looks it up inside its `writer.transaction`.
 """
@@ -232,3 +233,17 @@ def free_id(vault_root: Path, base: str, folder: str, *, unique_in: tuple[str, .
         f"no free id for {base}: {base} and {base}-2 to {base}-{attempts} are all taken by notes or archived notes"
         + (f"; {next_step}" if next_step else "")
     )
+
+
+def superseded_ids(value: object) -> list[str] | None:
+    """A `supersedes` value as a list: absent or empty is [], one id (the single form) or a list of ids.
+
+    None when it is anything else, which no command overwrites.
+    """
+    if value is None or value == "":
+        return []
+    if notes.is_note_id(value):
+        return [str(value)]
+    if isinstance(value, list) and all(notes.is_note_id(item) for item in value):
+        return [str(item) for item in value]
+    return None
