@@ -517,12 +517,35 @@ def test_extra_check_providers(vault: Path, monkeypatch: pytest.MonkeyPatch) -> 
         return [doctor_report.check("hook.pin", "warn", "the startup script changed since it was pinned")]
 
     def broken(context: doctor.Context) -> list[doctor_report.Check]:
-        raise RuntimeError("boom")
+        raise RuntimeError(f"boom near {SECRET}\nsecond line")
 
     monkeypatch.setattr(doctor, "PROVIDERS", [pin, broken])
-    found = {c.id: c.level for c in report(vault).checks}
-    assert found["hook.pin"] == "warn"
-    assert found["provider.broken"] == "warn"
+    found = {c.id: c for c in report(vault).checks}
+    assert found["hook.pin"].level == "warn"
+    crashed = found["provider.broken"]
+    assert crashed.level == "error"  # a check that did not run cannot vouch for anything
+    assert "RuntimeError: boom near" in crashed.message and "CONTINUITY_DEBUG=1" in crashed.message
+    assert SECRET not in crashed.message and "second line" not in crashed.message
+
+
+def test_a_crashing_hook_pin_check_is_an_error_with_its_traceback_under_debug(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hookkit import make_checkout
+
+    checkout = make_checkout(tmp_path / "copy")
+    # A module of the hook's closure that no longer parses: the hook refuses it, and the pin check raises.
+    (checkout / "src" / "continuity" / "layout.py").write_text("def broken(:\n")
+    monkeypatch.chdir(checkout)
+    code, doc, stderr = run()
+    assert code == 1 and doc["ok"] is False
+    level, message = checks(doc)["provider._hook_pin"]
+    assert level == "error" and "SyntaxError" in message and "CONTINUITY_DEBUG=1" in message
+    assert "Traceback" not in stderr
+    monkeypatch.setenv("CONTINUITY_DEBUG", "1")
+    code, doc, stderr = run()
+    assert code == 1 and "Traceback (most recent call last)" in stderr and "SyntaxError" in stderr
+    assert "the traceback is on stderr" in checks(doc)["provider._hook_pin"][1]
 
 
 def test_fix_removes_only_old_temporary_files_of_our_own_shape(vault: Path) -> None:

@@ -10,13 +10,17 @@ write (local lock, lease check, journal).
 Each check is an id, a level and one line that says what to do (`doctor_report`). Errors:
 whatever leaves a hot source out (missing except the handoff, invalid, too large, secret, link, label
 mismatch, the rendered ceiling), a secret or cap breach in INDEX.md or MEMORY_POLICY.md, no connection
-or an unreachable vault. Warnings: budget findings, conflict copies, several current handoffs, invalid
-handoffs, the token target exceeded, stale or foreign leases, leftover temporary files, links, an
-incomplete scan. Secrets are named by line and detector, never by value; vault names are shown with
-control characters escaped so a crafted file name cannot drive the terminal.
+or an unreachable vault, a check that failed to run. Warnings: budget findings, conflict copies,
+several current handoffs, invalid handoffs, the token target exceeded, stale or foreign leases,
+leftover temporary files, links, an incomplete scan. Secrets are named by line and detector, never by
+value; vault names are shown with control characters escaped so a crafted file name cannot drive the
+terminal.
 
 Checks that belong to other modules (the hook pin, the last hook delivery) plug in through
-`PROVIDERS`: each provider gets the resolved context and returns its checks.
+`PROVIDERS`: each provider gets the resolved context and returns its checks. A provider that raises
+instead is an error (`provider.<name>`, with the exception's first line): a check that did not run
+cannot vouch for anything, and a stale pin, the hook pin check's subject, stops the hook. Under
+CONTINUITY_DEBUG=1 the report also carries the traceback, which the CLI prints on stderr.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ ENV_READ = (
     "CONTINUITY_DEBUG",
 )
 MAX_NAMED = 10  # names listed in one check's message before "and N more"
+MAX_CRASH_CHARS = 200  # of a crashed check's exception message (its first line) in the check's message
 _FOUND_VIA = {
     "env": f"via {connection.ENV_CONNECTION}",
     "checkout": "in this checkout",
@@ -85,6 +90,20 @@ def _names(items: list[str]) -> str:
     shown = ", ".join(items[:MAX_NAMED])
     more = len(items) - MAX_NAMED
     return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _crashed(name: str, exc: Exception, debug: bool) -> str:
+    """The message of a check whose provider raised: what, why, and what to do."""
+    lines = str(exc).strip().splitlines()
+    reason = lines[0] if lines else ""
+    if len(reason) > MAX_CRASH_CHARS:
+        reason = reason[:MAX_CRASH_CHARS] + " …"
+    what = f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
+    where = "the traceback is on stderr" if debug else "rerun with CONTINUITY_DEBUG=1 to see where it failed"
+    return (
+        f"the {name.lstrip('_')} check failed to run ({what}), so doctor cannot say whether it passes; "
+        f"{where}, fix the cause or report it"
+    )
 
 
 def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[str, Any]:
@@ -143,13 +162,19 @@ def run(cwd: Path, environ: Mapping[str, str] | None = None, now: dt.datetime | 
     for ident, level, message in scan.verdicts(result):
         out.add(ident, level, message)
     context = Context(cwd, env, conn, root, now)
+    debug = env.get("CONTINUITY_DEBUG") == "1"
+    tracebacks: list[str] = []
     for provider in PROVIDERS:
         try:
             out.checks.extend(provider(context))
-        except Exception as exc:  # a broken provider is one warning, not a crashed doctor
+        except Exception as exc:  # a broken provider is one error, not a crashed doctor
             name = getattr(provider, "__name__", "provider")
-            out.add(f"provider.{name}", "warn", f"this check failed to run ({type(exc).__name__})")
-    return Report(tuple(out.checks), resolved, connected=True, scan=result)
+            out.add(f"provider.{name}", "error", _crashed(name, exc, debug))
+            if debug:
+                import traceback
+
+                tracebacks.append(traceback.format_exc())
+    return Report(tuple(out.checks), resolved, connected=True, scan=result, tracebacks=tuple(tracebacks))
 
 
 def _source_checks(out: _Run, views: list[render.SourceView], conn: Connection) -> None:

@@ -4,7 +4,8 @@ Each check is an id, a level (`LEVELS`, SPEC section 7) and one line that says w
 message goes through `check`, which redacts anything secret-like and escapes non-printable
 characters, so neither a secret nor a crafted vault file name can reach the terminal; the CLI's table
 uses the same `printable` for the lines it adds. The JSON document is a contract (`version` 1, its
-keys pinned by the tests).
+keys pinned by the tests). Tracebacks of checks that crashed (kept only under CONTINUITY_DEBUG=1) are
+for stderr, never part of the JSON.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Report:
     resolved: dict[str, Any]
     connected: bool
     scan: ScanResult | None = None
+    tracebacks: tuple[str, ...] = ()  # of crashed checks, under CONTINUITY_DEBUG=1 only
 
     @property
     def ok(self) -> bool:

@@ -68,6 +68,8 @@ def doctor(
             warn(f"removed leftover temporary file {rel}")
 
     report = core.run(Path.cwd())
+    for trace in report.tracebacks:
+        warn(trace.rstrip("\n"))
     if not report.connected:
         failed = next(c for c in report.checks if c.level == "error")
         warn(f"lifecycle: error: {failed.message}")
