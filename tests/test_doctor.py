@@ -339,6 +339,17 @@ def test_malformed_lease_file_is_a_warning(vault: Path) -> None:
     assert level == "warn" and ".continuity/leases/dev-b.json" in message
 
 
+def test_many_unusable_lease_files_are_counted_past_the_named_ones(vault: Path) -> None:
+    extra = 3
+    for n in range(doctor.MAX_NAMED + extra):
+        write(vault, f".continuity/leases/dev-{n:02d}.json", "{not json")
+    found = {c.id: c for c in report(vault).checks}["lease.invalid"]
+    assert found.level == "warn"
+    assert found.message.startswith(f"{doctor.MAX_NAMED + extra} unusable lease file(s): ")
+    assert found.message.endswith(f"; and {extra} more")
+    assert found.message.count(".continuity/leases/") == doctor.MAX_NAMED
+
+
 # ----------------------------------------------------------------------------------------- scan
 
 

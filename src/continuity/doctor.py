@@ -12,9 +12,9 @@ whatever leaves a hot source out (missing except the handoff, invalid, too large
 mismatch, the rendered ceiling), a secret or cap breach in INDEX.md or MEMORY_POLICY.md, no connection
 or an unreachable vault, a check that failed to run. Warnings: budget findings, conflict copies,
 several current handoffs, invalid handoffs, the token target exceeded, stale or foreign leases,
-leftover temporary files, links, an incomplete scan. Secrets are named by line and detector, never by
-value; vault names are shown with control characters escaped so a crafted file name cannot drive the
-terminal.
+unusable lease files, leftover temporary files, links, an incomplete scan. A list of files names
+`MAX_NAMED` of them and counts the rest. Secrets are named by line and detector, never by value;
+vault names are shown with control characters escaped so a crafted file name cannot drive the terminal.
 
 Checks that belong to other modules (the hook pin, the last hook delivery) plug in through
 `PROVIDERS`: each provider gets the resolved context and returns its checks. A provider that raises
@@ -90,6 +90,13 @@ def _names(items: list[str]) -> str:
     shown = ", ".join(items[:MAX_NAMED])
     more = len(items) - MAX_NAMED
     return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _described(invalid: list[tuple[str, str]]) -> str:
+    """Unusable files as "path: why", `MAX_NAMED` of them, then "and N more"."""
+    described = [message if rel in message else f"{rel}: {message}" for rel, message in invalid]
+    more = len(described) - MAX_NAMED
+    return "; ".join(described[:MAX_NAMED]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _crashed(name: str, exc: Exception, debug: bool) -> str:
@@ -262,13 +269,8 @@ def _handoff_checks(out: _Run, gathered: sources.Gathered, project: str) -> None
     else:
         out.add("handoffs", "ok", f"no current handoff for project {project!r}")
     if selection.invalid:
-        described = [message if rel in message else f"{rel}: {message}" for rel, message in selection.invalid]
-        out.add(
-            "handoffs.invalid",
-            "warn",
-            f"{len(described)} handoff(s) cannot be loaded: {'; '.join(described[:MAX_NAMED])}"
-            + (f"; and {len(described) - MAX_NAMED} more" if len(described) > MAX_NAMED else ""),
-        )
+        count = len(selection.invalid)
+        out.add("handoffs.invalid", "warn", f"{count} handoff(s) cannot be loaded: {_described(selection.invalid)}")
 
 
 def _lease_checks(out: _Run, root: Path, device: str, now: dt.datetime | None) -> None:
@@ -294,8 +296,8 @@ def _lease_checks(out: _Run, root: Path, device: str, now: dt.datetime | None) -
             "'lifecycle lease release --force' removes it",
         )
     if status.invalid:
-        described = [message if rel in message else f"{rel}: {message}" for rel, message in status.invalid]
-        out.add("lease.invalid", "warn", f"unusable lease file(s): {'; '.join(described[:MAX_NAMED])}")
+        count = len(status.invalid)
+        out.add("lease.invalid", "warn", f"{count} unusable lease file(s): {_described(status.invalid)}")
 
 
 def _hook_pin(ctx: Context) -> list[Check]:
