@@ -208,37 +208,40 @@ def _open_folder(root: Path, rel_dir: str) -> int | None:
 
 def _walk(where: int | str, rel_dir: str, depth: int, out: Listing) -> None:
     """Add the regular `*.md` files under one folder: an open descriptor (names are looked up in it)
-    or, where the platform cannot list a descriptor, a path."""
+    or, where the platform cannot list a descriptor, a path. Entries are used as the listing yields
+    them rather than gathered first, which spares allocating 10,000 of them at once."""
     try:
         with os.scandir(where) as listing:
-            entries = list(listing)
-    except OSError:
-        return
-    for entry in entries:
-        name = entry.name
-        if name.startswith("."):
-            continue
-        try:
-            # The entry's type comes from the listing itself; only Markdown files cost a stat call.
-            if entry.is_dir(follow_symlinks=False):
-                if depth >= limits.RECALL_MAX_FOLDER_DEPTH:
+            for entry in listing:
+                name = entry.name
+                if name.startswith("."):
                     continue
-                if isinstance(where, str):
-                    _walk(entry.path, f"{rel_dir}/{name}", depth + 1, out)
-                    continue
-                child = os.open(name, _DIR_FLAGS, dir_fd=where)  # a link swapped in since then fails here
                 try:
-                    _walk(child, f"{rel_dir}/{name}", depth + 1, out)
-                finally:
-                    os.close(child)
-                continue
-            if not name.endswith(".md"):
-                continue
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if stat.S_ISREG(info.st_mode):
-            out[f"{rel_dir}/{name}"] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+                    # The entry's type comes from the listing itself; only Markdown files cost a stat call.
+                    if entry.is_dir(follow_symlinks=False):
+                        if depth < limits.RECALL_MAX_FOLDER_DEPTH:
+                            _descend(where, entry, f"{rel_dir}/{name}", depth + 1, out)
+                        continue
+                    if not name.endswith(".md"):
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    out[f"{rel_dir}/{name}"] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    except OSError:  # the folder cannot be listed, or its listing failed part-way: what was read counts
+        return
+
+
+def _descend(where: int | str, entry: os.DirEntry[str], rel_dir: str, depth: int, out: Listing) -> None:
+    if isinstance(where, str):
+        _walk(entry.path, rel_dir, depth, out)
+        return
+    child = os.open(entry.name, _DIR_FLAGS, dir_fd=where)  # a link swapped in since then fails here
+    try:
+        _walk(child, rel_dir, depth, out)
+    finally:
+        os.close(child)
 
 
 def scan(root: Path, device: str, *, by_fd: bool = _BY_FD) -> Listing:
