@@ -167,7 +167,7 @@ def test_find_reports_twins_even_under_the_guessed_name(root: Path) -> None:
     # A note renamed by hand keeps its id: it is a twin of the note under the guessed name.
     (root / vault.LESSONS / "twin.md").unlink()
     (root / vault.DECISIONS / "Renamed in Obsidian.md").write_text("---\nid: twin\ntype: decision\n---\n")
-    with pytest.raises(InputRejected, match="ambiguous"):
+    with pytest.raises(InputRejected, match=r"ambiguous.*edit the id in one of them"):
         memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS)
 
 

@@ -205,7 +205,7 @@ def find_note(vault_root: Path, note_id: str, folders: tuple[str, ...]) -> Found
     if len(matches) > 1:
         raise InputRejected(
             f"id {note_id} is ambiguous: {', '.join(m.rel for m in matches)}; "
-            "give each note its own id, or archive the copy"
+            "edit the id in one of them, or delete the one that is a copy"
         )
     if not matches:
         detail = f": {'; '.join(problems)}" if problems else ""
