@@ -90,6 +90,25 @@ def test_pin_and_check_on_a_copy(tmp_path: Path) -> None:
         assert pin.pin(checkout).changed == [".codex/hooks.json"]
 
 
+def test_a_module_that_does_not_parse_or_a_script_that_is_not_text_is_one_clear_line(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "copy")
+    module = checkout / "src" / "continuity" / "layout.py"
+    module.write_text(module.read_text() + "\ndef broken(:\n")
+    ok, message = pin.check(checkout)
+    assert not ok and "src/continuity/layout.py is not valid Python" in message
+    done = lifecycle(checkout, "hook", "pin", "--check")
+    assert done.returncode != 0 and "not valid Python" in done.stderr and "Traceback" not in done.stderr
+    assert "unexpected" not in done.stderr
+    module.write_bytes(module.read_bytes().replace(b"def broken(:", b"x = '\0'"))
+    module.write_bytes(module.read_bytes() + b"\0")
+    assert "not valid Python" in pin.check(checkout)[1]
+    module.write_text("")
+    script = checkout / pin.SCRIPT_REL
+    script.write_bytes(b"\xff\xfe" + script.read_bytes())
+    ok, message = pin.check(checkout)
+    assert not ok and "not UTF-8" in message
+
+
 def test_check_names_stale_user_scope_files(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path / "copy")
     harness.install("claude", "user", checkout)

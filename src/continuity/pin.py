@@ -115,7 +115,10 @@ def module_closure(src: Path, roots: tuple[str, ...] = HOOK_ROOTS) -> list[str]:
         if rel is None or rel in seen:
             continue
         seen.add(rel)
-        tree = ast.parse((src / rel).read_bytes(), filename=rel)
+        try:
+            tree = ast.parse((src / rel).read_bytes(), filename=rel)
+        except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte
+            raise InputRejected(f"src/{rel} is not valid Python ({exc}); fix it before pinning") from None
         queue.extend(_imports(tree, name, rel.endswith("__init__.py")))
     return sorted(seen)
 
@@ -235,7 +238,10 @@ def problems(checkout: Path) -> list[str]:
     """What is stale, one line each (empty when the pin is current)."""
     found: list[str] = []
     script = checkout / SCRIPT_REL
-    have = embedded(script.read_text(encoding="utf-8"))
+    try:
+        have = embedded(script.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputRejected(f"{SCRIPT_REL} is not UTF-8 text; restore it from git") from None
     want = module_digests(checkout / "src")
     # Changed modules first, then those that entered or left the closure: the edit is what to review.
     differ = sorted(
