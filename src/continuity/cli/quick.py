@@ -41,8 +41,6 @@ def recall_output(terms: list[str], audience: str, limit: int, as_json: bool) ->
 
 def parse_recall(args: list[str]) -> tuple[list[str], str, int, bool] | None:
     """(terms, audience, limit, as_json) of a plain recall's arguments, else None."""
-    from continuity.recall import AUDIENCES
-
     terms: list[str] = []
     audience, limit, as_json = "main", limits.RECALL_DEFAULT_LIMIT, False
     rest = iter(args)
@@ -62,6 +60,8 @@ def parse_recall(args: list[str]) -> tuple[list[str], str, int, bool] | None:
                 return None
             value = following
         if name == "--for":
+            from continuity.recall import AUDIENCES  # here: `recall --help` should not load the search
+
             if value not in AUDIENCES:
                 return None
             audience = value
