@@ -545,17 +545,18 @@ def test_a_crashing_hook_pin_check_is_an_error_with_its_traceback_under_debug(
     from hookkit import make_checkout
 
     checkout = make_checkout(tmp_path / "copy")
-    # A module of the hook's closure that no longer parses: the hook refuses it, and the pin check raises.
-    (checkout / "src" / "continuity" / "layout.py").write_text("def broken(:\n")
+    # A module of the hook's closure too deeply nested for Python's parser: the hook refuses it (its
+    # digest changed), and the pin check, which parses the closure, raises RecursionError.
+    (checkout / "src" / "continuity" / "layout.py").write_text("a" + ".b" * 200_000 + "\n")
     monkeypatch.chdir(checkout)
     code, doc, stderr = run()
     assert code == 1 and doc["ok"] is False
     level, message = checks(doc)["provider._hook_pin"]
-    assert level == "error" and "SyntaxError" in message and "CONTINUITY_DEBUG=1" in message
+    assert level == "error" and "RecursionError" in message and "CONTINUITY_DEBUG=1" in message
     assert "Traceback" not in stderr
     monkeypatch.setenv("CONTINUITY_DEBUG", "1")
     code, doc, stderr = run()
-    assert code == 1 and "Traceback (most recent call last)" in stderr and "SyntaxError" in stderr
+    assert code == 1 and "Traceback (most recent call last)" in stderr and "RecursionError" in stderr
     assert "the traceback is on stderr" in checks(doc)["provider._hook_pin"][1]
 
 
