@@ -51,7 +51,7 @@ PINNED_MODULES = {
     "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
     "continuity/hookstate.py": "13dc502bb55eada2dc8f64cff714d88aeeef7f590d5c0fa9417c482c18e502d6",
     "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
-    "continuity/limits.py": "6301c40ba452d8615b0aa990867d60d811999ea2f58c4638334297f4a3c2d97d",
+    "continuity/limits.py": "ea85c993e24220176aba98cd0d2c4132e4489702d6b0bdb80f6333b414ff3514",
     "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
     "continuity/rawos.py": "759ab2a5bec972493ad8c60927709e921d8d0f605f13a61380ca6da6591df3b5",

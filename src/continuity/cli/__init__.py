@@ -71,9 +71,39 @@ def main() -> None:
     if code is not None:
         _leave(code)
     gc.set_threshold(*thresholds)
+    if argv == ["--help"]:
+        _help()
     from continuity.cli.group import app
 
     app()
+
+
+def _help() -> NoReturn:
+    """`lifecycle --help`: the text typer wrote last time for the same code and terminal, else typer's."""
+    import contextlib
+    import io
+
+    from continuity.cli import helpcache
+
+    digest = helpcache.key()
+    text = helpcache.cached(digest)
+    if text is not None:
+        sys.stdout.write(text)
+        _leave(0)
+    from continuity.cli.group import app
+
+    buffer = io.StringIO()
+    code: str | int | None = 0
+    with contextlib.redirect_stdout(buffer):
+        try:
+            app()
+        except SystemExit as exc:
+            code = exc.code
+    text = buffer.getvalue()
+    sys.stdout.write(text)
+    if code in (0, None):
+        helpcache.store(digest, text)
+    sys.exit(code)
 
 
 def _leave(code: int) -> NoReturn:
