@@ -34,6 +34,8 @@ def test_help_is_typer_s_text_and_the_second_time_needs_no_typer(tmp_path: Path)
     assert "typer" in narrow_modules and narrow != first
     assert max(len(line) for line in narrow.splitlines()) <= 52
     assert help_run(tmp_path, COLUMNS="52")[0] == narrow
+    fresh, fresh_modules = help_run(tmp_path, COLUMNS="100", CONTINUITY_NO_CACHE="1")
+    assert fresh == first and "typer" in fresh_modules
 
 
 def test_a_damaged_or_empty_cache_file_is_ignored(tmp_path: Path) -> None:
