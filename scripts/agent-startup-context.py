@@ -5,8 +5,9 @@
     agent-startup-context.py --render [--event SessionStart|SubagentStart]
                                       [--format text|json] [--harness codex|claude]
 
-It runs from a checkout without installing the package: the checkout's `src/` goes first on
-sys.path. In hook mode it always exits 0 and prints at most one JSON object. When the package's
+It runs from a checkout without installing the package, but never puts the checkout's `src/` on
+sys.path: the package's modules are served only from bytes whose digests were checked (below). In
+hook mode it always exits 0 and prints at most one JSON object. When the package's
 dependencies cannot be imported it re-runs itself once with the `python` named in the connection
 file, and failing that injects a notice that private memory was not restored and why.
 
@@ -14,9 +15,12 @@ Pinning: Codex trusts a hook by the hash of its definition, which covers the com
 not this file. So the command checks this file's SHA-256 before running it, and this file checks
 the SHA-256 of every package module the hook may load (PINNED_MODULES below, written by
 `lifecycle hook pin`) before importing any of them. A mismatch injects only a notice that the
-startup code changed since it was reviewed; nothing else runs. Compiled code is kept under the
-user's cache directory, not in the checkout, so a planted `__pycache__` file cannot stand in for a
-reviewed module.
+startup code changed since it was reviewed; nothing else runs. Each module is read once (a regular
+file, no link, at most MODULE_CAP_BYTES), hashed, and compiled from those very bytes; an import
+finder placed first serves `continuity` and its modules from them alone and refuses any other
+`continuity.*` name, so a file or folder added beside the reviewed ones, or a module swapped after
+the check, never runs. Compiled code is cached under the user's cache directory by the digest of
+the bytes it came from, and used only when this user owns it and nobody else can write it.
 
 Speed: an unchanged vault is answered by `continuity.fastpath` and the few modules it needs
 (WARM_MODULES). They are made from exactly the bytes whose digests were just checked, compiled once
@@ -43,7 +47,7 @@ PINNED_MODULES = {
     "continuity/budget.py": "a5540270d79da361c5911bdb19b7940bfc34f434431b26db5ff5f94695e3a55a",
     "continuity/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
     "continuity/connection.py": "3fb67b7647b3be20be5e3e30cdffeb66cd8d72d9cfdae441021d2df445366aba",
-    "continuity/entry.py": "7ad716b1a97510c82db68989ff284b584a08133a3cba7607e614236d7ae4233f",
+    "continuity/entry.py": "fd8eca2acd6f92a5b2658b919210d71e5361740cbb86d2a6968b76f52a6992ad",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
     "continuity/fastpath.py": "62b7520b3e49ce2fec2e95a7d0c7741cbbe3262b13b1d3ee92864a7d5f06c25d",
@@ -54,8 +58,8 @@ PINNED_MODULES = {
     "continuity/limits.py": "ea85c993e24220176aba98cd0d2c4132e4489702d6b0bdb80f6333b414ff3514",
     "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
-    "continuity/rawos.py": "759ab2a5bec972493ad8c60927709e921d8d0f605f13a61380ca6da6591df3b5",
-    "continuity/receipts.py": "3c3c4d9532d36a941c1768f2eebe439f5e29287d610a18c147b58bb328d53ac0",
+    "continuity/rawos.py": "ef938f11e65e2d745554bc412c257edbe8562a296fa435d6a5ef597ae6f40f37",
+    "continuity/receipts.py": "601628062d86b445dcf405f29fb2c7536f0fe09fc734d07b265a60a87a0d1d5e",
     "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
     "continuity/scan.py": "8de5c4eb5b813fb784fc7b71a58340b4444de2425ac71dfd5c5ffc789517aa86",
     "continuity/secret_assignments.py": "dbaeef413724cfd2fed307580ec078e54e41a404f10042a937d3371fbf03a441",
@@ -66,7 +70,7 @@ PINNED_MODULES = {
     "continuity/secrets.py": "d8592d61aa2e58079eb94636fbf7760ba1fddbdc01c02e8aa4ea8eaa13e213aa",
     "continuity/sources.py": "5a2c5dbb2ef937c3096c069d3395b924805f94b950742d2905a93a1c37833ebc",
     "continuity/startup_cache.py": "bf762dce3a84df358561fce4e8dd35f6cfda9afc929895e1f06736a77eb2ac2b",
-    "continuity/tool_events.py": "6ef189609dd71d80f2c2de7a2219233513087926ccb76bdcaac2c12f87af2003",
+    "continuity/tool_events.py": "0dd6d4164ffd938de9ebcb337e016aeaf1c0f4dff027227a9c2236236c073be8",
     "continuity/vault.py": "15da0380b27103322d048df43b41ac3526f084be497a936d5129e6e42a86bd70",
 }
 # END PINNED MODULES
@@ -94,21 +98,37 @@ def _sha256():
     return sha256
 
 
-def _read(path):
-    """A file's bytes; on POSIX by plain system calls, which cost a third of what `open` does."""
+MODULE_CAP_BYTES = 1 << 20  # a reviewed module is far smaller; this script cannot import limits before checking it
+
+
+def _read(path, cap=MODULE_CAP_BYTES, private=False):
+    """The bytes of a regular file (never through a link, never blocking on a FIFO), at most `cap`.
+
+    OSError for anything else, or when `private` and the file is not this user's alone (a code cache
+    that another user could write is never executed).
+    """
     if sys.platform == "win32":
         with open(path, "rb") as handle:
-            return handle.read()
-    import posix
+            data = handle.read(cap + 1)
+    else:
+        import posix
 
-    fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK)  # a FIFO must not hang the session
-    try:
-        chunks = []
-        while chunk := posix.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        posix.close(fd)
+        fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK | posix.O_NOFOLLOW)
+        try:
+            info = posix.fstat(fd)
+            if info.st_mode & 0o170000 != 0o100000 or info.st_size > cap:
+                raise OSError(f"{path}: not a regular file within {cap} bytes")
+            if private and (info.st_uid != posix.getuid() or info.st_mode & 0o022):
+                raise OSError(f"{path}: not this user's alone")
+            chunks = []
+            while chunk := posix.read(fd, cap + 1):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        finally:
+            posix.close(fd)
+    if len(data) > cap:
+        raise OSError(f"{path}: over {cap} bytes")
+    return data
 
 
 def _checked(names):
@@ -127,6 +147,36 @@ def _checked(names):
             return "src/" + rel
         found[rel] = data
     return found
+
+
+def _compiled(name, make):
+    """The code cached as `name` under the user's cache directory, else `make()`, then kept there.
+
+    `name` carries the digest of the source bytes and Python's bytecode magic, so a cached file is
+    never stale; it is used only when it is this user's alone.
+    """
+    import marshal
+
+    external = sys.modules.get("_frozen_importlib_external")
+    magic = external.MAGIC_NUMBER.hex() if external is not None else sys.implementation.cache_tag
+    path = f"{_cache_dir()}/{name}-{magic}.code"
+    try:
+        return marshal.loads(_read(path, 16 * MODULE_CAP_BYTES, private=True))  # noqa: S302 -- checked above
+    except Exception:  # noqa: S110 -- missing, foreign, unreadable or damaged: compile again
+        pass
+    code = make()
+    try:
+        import os
+
+        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+        tmp = f"{path}.{os.urandom(6).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(marshal.dumps(code))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written costs only speed
+    return code
 
 
 def _code_digest():
@@ -174,59 +224,96 @@ def _cache_dir():
     return base + "/continuity/pycache"
 
 
-def _private_bytecode():
-    """Read and write compiled modules under the user's cache directory, never the checkout's."""
-    sys.pycache_prefix = _cache_dir()
-    sys.dont_write_bytecode = False  # the cache is ours; without it every cold start recompiles everything
+def _machinery():
+    """importlib's own classes, already loaded at start-up (else the documented names)."""
+    machinery = sys.modules.get("_frozen_importlib")
+    external = sys.modules.get("_frozen_importlib_external")
+    if machinery is None or external is None:  # not CPython
+        import importlib.machinery as external
+        import importlib.machinery as machinery
+    return machinery, external
+
+
+def _module_name(rel):
+    return rel[:-3].replace("/", ".").removesuffix(".__init__")
+
+
+def _new_module(rel):
+    """A module object for `rel` with what importlib's module_from_spec sets, without its file lookups."""
+    machinery, _ = _machinery()
+    name, path = _module_name(rel), SRC + "/" + rel
+    package = rel.endswith("/__init__.py")
+    spec = machinery.ModuleSpec(name, _PinnedLoader(path), origin=path, is_package=package)
+    spec.has_location = True
+    module = type(sys)(name)
+    module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, path
+    module.__package__ = name if package else name.rpartition(".")[0]
+    if package:  # no folder to search: only the finder below serves its modules
+        module.__path__ = spec.submodule_search_locations = []
+    return module
+
+
+class _PinnedLoader:
+    """Runs a module from the bytes that were checked (the finder hands them over)."""
+
+    def __init__(self, path, data=None):
+        self.path, self.data = path, data
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        data, path = self.data, self.path
+        key = _sha256()(path.encode("utf-8", "surrogateescape") + b"\0" + data).hexdigest()[:32]
+        code = _compiled(f"pinned-{key}", lambda: compile(data, path, "exec", dont_inherit=True))
+        exec(code, module.__dict__)  # noqa: S102 -- the import itself, of code compiled from checked bytes
+
+
+class _PinnedFinder:
+    """First on sys.meta_path: `continuity` and its modules come only from checked bytes, nothing else."""
+
+    continuity_pinned = True  # entry keeps finders so marked first after site-packages are added
+
+    def __init__(self, sources):
+        self.sources = sources
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "continuity" and not name.startswith("continuity."):
+            return None
+        base = name.replace(".", "/")
+        for rel, package in ((base + ".py", False), (base + "/__init__.py", True)):
+            if rel in self.sources:
+                machinery, _ = _machinery()
+                origin = SRC + "/" + rel
+                spec = machinery.ModuleSpec(name, _PinnedLoader(origin, self.sources[rel]), origin=origin,
+                                            is_package=package)  # fmt: skip
+                spec.has_location = True
+                if package:
+                    spec.submodule_search_locations = []
+                return spec
+        raise ImportError(f"{name} is not among the reviewed startup modules", name=name)
 
 
 def _load_warm(sources):
     """Make the warm modules from `sources` (their checked bytes), as an import would, and return fastpath.
 
-    The compiled code of all of them is one marshal file named by the digests of those bytes, so a
-    change to any module is a new file, never a stale one.
+    The compiled code of all of them is one cached file named by the digests of those bytes, so the
+    warm path reads one file and uses no import machinery.
     """
-    import marshal
-
     sha256 = _sha256()
-    key = sha256("\0".join([SRC] + [PINNED_MODULES[rel] for rel in WARM_MODULES]).encode()).hexdigest()
-    bundle = f"{_cache_dir()}/warm-{key[:32]}-{sys.implementation.cache_tag}.code"
-    try:
-        codes = marshal.loads(_read(bundle))  # noqa: S302 -- our own cache, as trusted as __pycache__
-    except Exception:  # missing, unreadable or damaged: compile again
-        codes = None
+    key = sha256("\0".join([SRC] + [PINNED_MODULES[rel] for rel in WARM_MODULES]).encode()).hexdigest()[:32]
+    codes = _compiled(
+        f"warm-{key}",
+        lambda: tuple(compile(sources[rel], SRC + "/" + rel, "exec", dont_inherit=True) for rel in WARM_MODULES),
+    )
     if not isinstance(codes, tuple) or len(codes) != len(WARM_MODULES):
-        codes = tuple(compile(sources[rel], SRC + "/" + rel, "exec", dont_inherit=True) for rel in WARM_MODULES)
-        try:
-            import os
-
-            os.makedirs(os.path.dirname(bundle), 0o700, exist_ok=True)
-            tmp = f"{bundle}.{os.urandom(6).hex()}.tmp"
-            with open(tmp, "xb") as handle:
-                handle.write(marshal.dumps(codes))
-            os.replace(tmp, bundle)
-        except OSError:
-            pass  # a cache that cannot be written costs only speed
-    machinery = sys.modules.get("_frozen_importlib")  # importlib's own, loaded at start-up
-    external = sys.modules.get("_frozen_importlib_external")
-    if machinery is None or external is None:  # not CPython: the documented names
-        import importlib.machinery as external
-        import importlib.machinery as machinery
+        raise ImportError("the warm modules' cache holds something else")
     for rel, code in zip(WARM_MODULES, codes, strict=True):
-        name = rel[:-3].replace("/", ".").removesuffix(".__init__")
-        parent, _, child = name.rpartition(".")
-        path = SRC + "/" + rel
-        package = rel.endswith("/__init__.py")
-        # What importlib's module_from_spec sets, without its file-loader lookups.
-        spec = machinery.ModuleSpec(name, external.SourceFileLoader(name, path), origin=path, is_package=package)
-        spec.has_location = True
-        module = type(sys)(name)
-        module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, path
-        module.__package__ = name if package else parent
-        if package:
-            module.__path__ = spec.submodule_search_locations = [path.rpartition("/")[0]]
-        sys.modules[name] = module
+        module = _new_module(rel)
+        module.__loader__.data = sources[rel]
+        sys.modules[module.__name__] = module
         exec(code, module.__dict__)  # noqa: S102 -- the import itself, of code compiled from checked bytes
+        parent, _, child = module.__name__.rpartition(".")
         if parent:
             setattr(sys.modules[parent], child, module)
     return sys.modules["continuity.fastpath"]
@@ -238,7 +325,10 @@ def _leave():
     Freeing every module and object the process is about to drop costs more than the whole warm
     path; nothing is left to finish (stdout is flushed here, the receipt was written and closed).
     """
-    sys.stdout.flush()
+    try:  # noqa: SIM105 -- contextlib is one more import
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass  # the harness stopped reading: there is no one left to answer
     if sys.platform == "win32":
         import os
 
@@ -284,9 +374,11 @@ def main(argv):
     hook = "--hook" in argv
     data = None
     rest = sorted(PINNED_MODULES)  # the pinned modules still to check: all of them, unless the warm ones were
+    sources = {}
     if hook:
-        sources = _checked(WARM_MODULES)
-        if isinstance(sources, dict):
+        warm = _checked(WARM_MODULES)
+        if isinstance(warm, dict):
+            sources = warm
             fastpath = _load_warm(sources)
             warm = fastpath.main_warm(_option(argv, "--harness", "codex"), _code_digest())
             if warm is not None:
@@ -295,7 +387,9 @@ def main(argv):
             data = fastpath.DATA
             rest = sorted(set(PINNED_MODULES) - set(WARM_MODULES))
     changed = _checked(rest)
-    if not isinstance(changed, dict):
+    if isinstance(changed, dict):
+        sources.update(changed)
+    else:
         if hook:
             out = _changed_output(changed, data)
             if out:
@@ -303,8 +397,7 @@ def main(argv):
             return 0
         sys.stdout.write(_changed_text(_option(argv, "--event", "SessionStart"), changed) + "\n")
         return 3
-    _private_bytecode()
-    sys.path.insert(0, SRC)
+    sys.meta_path.insert(0, _PinnedFinder(sources))
     from continuity import entry
 
     return entry.main(argv, data, _code_digest())

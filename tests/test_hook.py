@@ -32,7 +32,7 @@ from briefkit import (
 from conftest import git, use_connection
 from typer.testing import CliRunner
 
-from continuity import connection, fastpath, limits, render
+from continuity import connection, entry, fastpath, limits, render
 from continuity.cli import app
 
 SESSION_ID = "0199a7c2-5b1e-7d40-9c1a-3f0e8d2b6a11"
@@ -464,6 +464,41 @@ def test_import_failure_reruns_with_the_connections_python(
     shutil.rmtree(fastpath.cache_dir())  # the warm path would answer without any import otherwise
     context = context_of(run_hook(payload(connected), env=no_dependencies))
     assert "not restored" in context and MARK["soul"] not in context
+
+
+def test_a_python_the_repository_chose_or_others_can_write_is_never_run(
+    connected: Path, vault: Path, tmp_path: Path, no_dependencies: dict[str, str]
+) -> None:
+    """The connection file lives in the checkout: the program it names runs outside every pin, so only
+    an absolute path to this user's (or root's) executable that git does not track is run."""
+    marker = tmp_path / "ran"
+    planted = connected / "tools" / "python"
+    planted.parent.mkdir()
+    planted.write_text(f'#!/bin/sh\necho ran > "{marker}"\nunset PYTHONPATH\nexec "{sys.executable}" "$@"\n')
+    planted.chmod(0o755)
+    conn_file = connected / connection.CONNECTION_FILE
+
+    def run_with(python: str) -> str:
+        conn_file.write_text(connection.render_connection(vault, "dev-a", "demo-app", python))
+        shutil.rmtree(fastpath.cache_dir(), ignore_errors=True)
+        return context_of(run_hook(payload(connected), env=no_dependencies))
+
+    assert "could not import" in run_with("tools/python")  # relative: never
+    git(connected, "add", "-f", "tools/python")
+    assert "could not import" in run_with(str(planted))  # tracked by git: the repository's choice
+    git(connected, "rm", "-q", "--cached", "tools/python")
+    planted.chmod(0o777)
+    assert "could not import" in run_with(str(planted))  # anyone may rewrite it
+    assert not marker.exists()
+    planted.chmod(0o755)
+    assert MARK["soul"] in run_with(str(planted))  # this computer's own, untracked program: run
+    assert marker.exists()
+    marker.unlink()
+    git(connected, "add", "-f", connection.CONNECTION_FILE)  # a committed connection names nothing runnable
+    assert "could not import" in run_with(str(planted))
+    assert not marker.exists()
+    git(connected, "rm", "-q", "--cached", connection.CONNECTION_FILE)
+    assert not entry.trusted_interpreter("python3", conn_file, connected)
 
 
 def test_hook_writes_nothing_into_the_checkout(connected: Path) -> None:

@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # not typing's: the tool-event path imports as little as it can
+if TYPE_CHECKING:
+    from pathlib import Path
+
 START_EVENTS = ("SessionStart", "SubagentStart")
 
 USAGE = (
@@ -89,11 +93,17 @@ def _read_stdin() -> bytes:
 
 
 def site_packages() -> None:
-    """The hook command runs Python with -S for speed; the full path needs site-packages back."""
+    """The hook command runs Python with -S for speed; the full path needs site-packages back.
+
+    Adding them may add import finders (an editable install adds one for `continuity` itself); the
+    startup script's finder, which serves the package only from checked bytes, stays first.
+    """
     if sys.flags.no_site:
         import site
 
         site.main()
+    pinned = [finder for finder in sys.meta_path if getattr(finder, "continuity_pinned", False)]
+    sys.meta_path[:] = pinned + [finder for finder in sys.meta_path if finder not in pinned]
 
 
 STATE_EVENTS = ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit")
@@ -155,6 +165,7 @@ def hook_full(harness: str, data: bytes | None) -> int:
 
 
 def _connection_python(data: bytes) -> str | None:
+    """The connection's `python`, when it may be run (see `trusted_interpreter`), else None."""
     try:
         import json
         from pathlib import Path
@@ -164,9 +175,58 @@ def _connection_python(data: bytes) -> str | None:
         payload = json.loads(data.decode("utf-8", errors="replace") or "null")
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         conn = connection.discover(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
-        return conn.python
+        if conn.python and trusted_interpreter(conn.python, conn.file, conn.repo):
+            return conn.python
     except Exception:
         return None
+    return None
+
+
+def _tracked(repo: Path, path: str) -> bool:
+    """Whether git tracks `path` in `repo` (then a clone, not this computer, chose it)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), "ls-files", "--error-unmatch", "--", path],
+            capture_output=True, timeout=10, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return True  # cannot tell: do not trust it
+    return done.returncode == 0
+
+
+def trusted_interpreter(python: str, conn_file: Path, repo: Path | None) -> bool:
+    """Whether the hook may re-run itself with the connection's `python`.
+
+    The connection file sits in the checkout, where a repository or an agent in it can write, and the
+    program it names would run outside every pin. So it must be an absolute path to an executable
+    regular file that this user or root owns and nobody else can write, and when the checkout holds
+    it, or the connection file, git must not track either (a committed program or connection is the
+    repository's choice, not this computer's). `lifecycle init` writes a path that passes.
+    """
+    import stat
+
+    if not os.path.isabs(python):
+        return False
+    real = os.path.realpath(python)
+    try:
+        info = os.stat(real)
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or not os.access(real, os.X_OK) or info.st_mode & 0o022:
+        return False
+    if hasattr(os, "getuid") and info.st_uid not in (0, os.getuid()):
+        return False
+    if repo is None:
+        return True
+    top = os.path.realpath(repo)
+    for candidate in (str(conn_file), python, real):
+        candidate = os.path.abspath(candidate)
+        for root in (str(repo), top):
+            if candidate.startswith(root.rstrip(os.sep) + os.sep) and _tracked(repo, candidate):
+                return False
+    return True
 
 
 def render_main(opts: dict[str, str], code_digest: str) -> int:

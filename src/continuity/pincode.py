@@ -9,42 +9,54 @@ restored. A relative script path is taken from the git top level of the session'
 Every session start waits for this code, so it is written for speed: Python runs with -I -S; the
 POSIX form imports only `sys`, the built-in `posix` module (importing `os` costs about a millisecond
 by itself) and the built-in SHA-256 (`json` only to word a mismatch), and it is a plain multi-line
-program rather than a one-liner, so nothing is compiled at run time. The verified bytes are compiled
-once per digest and kept under the user's cache folder as `startup-<digest>-<python tag>.code` (the
-same trust as Python's own bytecode cache there). A relative XDG_CACHE_HOME or HOME is ignored, and
-with no absolute one there is no cache: taken relative to the session's folder, it would let a
-repository plant the code that runs. PowerShell's form (`commandWindows`) is one line with `os`.
+program rather than a one-liner, so nothing is compiled at run time. It reads the script only as a
+regular file of at most 1 MiB (a FIFO, a device or a huge file is a mismatch, never a hang). The
+verified bytes are compiled once per digest and kept under the user's cache folder as
+`startup-<digest>-<bytecode magic>.code`, which is used only when this user owns it and nobody else
+can write it. A relative or empty XDG_CACHE_HOME or HOME is ignored, and with no absolute one there
+is no cache: taken relative to the session's folder, it would let a repository plant the code that
+runs. The `.git` walk uses lstat, which works under seccomp profiles that refuse faccessat2.
+PowerShell's form (`commandWindows`) is one line with `os`.
 """
 
 # No single quote: the shell quotes the program with them. Doubled braces are format() escapes.
 _POSIX = """\
 import sys,posix as o
-a=sys.argv;p=a[1];e=o.environ;t=c=o.getcwd()
+a=sys.argv;p=a[1];e=o.environ;t=c=o.getcwd();m=1<<20
 try:from _sha256 import sha256 as S
 except ImportError:
  try:from _sha2 import sha256 as S
  except ImportError:from hashlib import sha256 as S
-while not o.access(t.rstrip("/")+"/.git",0,follow_symlinks=False):
- if t=="/":t=c;break
- t=t.rpartition("/")[0] or "/"
+def r(f,x):
+ d=o.open(f,o.O_RDONLY|o.O_NONBLOCK);s=o.fstat(d)
+ try:
+  if s.st_mode>>12!=8 or s.st_size>m or x and(s.st_uid!=o.getuid()or s.st_mode&18):raise OSError
+  return o.read(d,m+1)
+ finally:o.close(d)
+while 1:
+ try:o.lstat(t.rstrip("/")+"/.git");break
+ except OSError:
+  if t=="/":t=c;break
+  t=t.rpartition("/")[0] or "/"
 if p[:1]!="/":p=t.rstrip("/")+"/"+p
-try:b=o.stat(p).st_mode>>12==8 and open(p,"rb").read() or b""
+try:b=r(p,0)
 except OSError:b=b""
 if S(b).hexdigest()!=a[2]:
- sys.stdin.buffer.read(){notice}
+ sys.stdin.buffer.read(m){notice}
  sys.exit(0)
 sys.argv=[p]+a[{rest}:]
 h=e.get(b"XDG_CACHE_HOME",b"")
-if h[:1]!=b"/":h=e.get(b"HOME",b"")+b"/.cache"
+if h[:1]!=b"/":h=(e.get(b"HOME")or b"-")+b"/.cache"
 if h[:1]!=b"/":h=b"/dev/null"
-k=h+f"/continuity/pycache/startup-{{a[2]}}-{{sys.implementation.cache_tag}}.code".encode()
+g=__import__("_frozen_importlib_external").MAGIC_NUMBER.hex()
+k=h+f"/continuity/pycache/startup-{{a[2]}}-{{g}}.code".encode()
 import marshal
-try:C=marshal.loads(open(k,"rb").read())
+try:C=marshal.loads(r(k,1))
 except Exception:
  C=compile(b,p,"exec")
  try:
   import os;os.makedirs(os.path.dirname(k),448,True);n=k+os.urandom(6).hex().encode()
-  with open(n,"xb") as f:f.write(marshal.dumps(C))
+  with open(o.open(n,o.O_WRONLY|o.O_CREAT|o.O_EXCL|o.O_NOFOLLOW,384),"wb") as f:f.write(marshal.dumps(C))
   os.replace(n,k)
  except OSError:pass
 exec(C,{{"__name__":"__main__","__file__":p}})"""
