@@ -54,6 +54,8 @@ def test_the_key_follows_the_command_modules(tmp_path: Path) -> None:
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = helpcache.key(copy)
     assert helpcache.key(copy) == before
+    (copy / ".#group.py").symlink_to(copy / "nowhere")  # an editor's lock file: not a command module
+    assert helpcache.key(copy) == before
     module = copy / "doctor.py"
     module.write_text(module.read_text().replace("Check", "Examine", 1))
     assert helpcache.key(copy) != before

@@ -140,7 +140,7 @@ def plain_real(path: str) -> str | None:
 
 def realpath(path: str) -> str:
     """`os.path.realpath`, without importing `os` for a path that is already real."""
-    plain = plain_real(path)
+    plain = plain_real(path) if sys.platform != "win32" else None
     if plain is not None:
         return plain
     import os.path

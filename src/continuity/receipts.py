@@ -8,7 +8,8 @@ so a person can compare the two.
 
 Receipts live in `$XDG_STATE_HOME/continuity/receipts/` (else `~/.local/state/…`), outside the
 vault (they are about this computer): one small JSON file per checkout, harness and event, mode 0600,
-replaced atomically without fsync. The warm path writes them with `fastpath.write_receipt` (no `json`
+padded to a fixed size and overwritten in place without fsync (a reader racing a delivery may see a
+damaged receipt, which counts as none). The warm path writes them with `fastpath.write_receipt` (no `json`
 import there). The checkout is recorded as a digest of its path, so no file names a folder. A
 receipt that cannot be written is skipped: proof of delivery must never cost a delivery.
 """

@@ -19,6 +19,8 @@ gives with whitespace splitting and `#` comments (a test compares them on genera
 
 from __future__ import annotations
 
+import sys
+
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds on every tool event
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -165,6 +167,13 @@ def _words(segment: list[str]) -> list[str]:
     return words
 
 
+def _program(word: str) -> str:
+    """The program's name without its folder (`os.path.basename`, without importing os)."""
+    if sys.platform == "win32":  # pragma: no cover
+        word = word.replace("\\", "/")
+    return word.rpartition("/")[2]
+
+
 def _subcommand(words: list[str]) -> str:
     """The first word after the program that is not an option (git -C dir commit -> commit)."""
     rest = words[1:]
@@ -179,7 +188,7 @@ def _subcommand(words: list[str]) -> str:
 
 
 def _memory_write(words: list[str]) -> bool:
-    program = words[0].rpartition("/")[2] if words else ""
+    program = _program(words[0]) if words else ""
     args = words[1:]
     if program.startswith("python") and args[:2] in (["-m", "continuity"], ["-m", "continuity.cli"]):
         program, args = "lifecycle", args[2:]
@@ -193,7 +202,7 @@ def _segment_writes(words: list[str], depth: int) -> tuple[bool, bool]:
     """(mutation, memory write) for one simple command."""
     if not words:
         return False, False
-    program = words[0].rpartition("/")[2]
+    program = _program(words[0])
     if _memory_write(words):
         return False, True
     if program in SHELLS and depth < _MAX_DEPTH:

@@ -85,8 +85,11 @@ def _help() -> NoReturn:
 
     from continuity.cli import helpcache
 
-    digest = helpcache.key()
-    text = helpcache.cached(digest)
+    try:
+        digest: str | None = helpcache.key()
+    except OSError:
+        digest = None  # the key cannot be made: typer answers, and nothing is kept
+    text = helpcache.cached(digest) if digest else None
     if text is not None:
         sys.stdout.write(text)
         _leave(0)
@@ -101,7 +104,7 @@ def _help() -> NoReturn:
             code = exc.code
     text = buffer.getvalue()
     sys.stdout.write(text)
-    if code in (0, None):
+    if code in (0, None) and digest:
         helpcache.store(digest, text)
     sys.exit(code)
 

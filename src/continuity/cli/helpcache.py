@@ -12,6 +12,7 @@ kept. Only the exact command line `lifecycle --help` is answered this way.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -51,6 +52,8 @@ def key(cli_dir: Path | None = None) -> str:
     parts += [f"{name}={os.environ.get(name, '')}" for name in ENVIRONMENT]
     sources = b""
     for path in sorted(cli_dir.glob("*.py")):
+        if path.name.startswith(".") or not stat.S_ISREG(os.lstat(path).st_mode):
+            continue  # an editor's lock file or a stray link is not a command module
         sources += path.name.encode() + b"\0" + path.read_bytes() + b"\0"
     return digest_hex("\0".join(parts).encode("utf-8", "surrogateescape") + b"\0" + sources)
 
