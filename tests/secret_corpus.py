@@ -73,6 +73,15 @@ def pem(kind: str, body: str) -> str:
     return f"{DASHES}BEGIN {label}{DASHES}\n{body}\n{DASHES}END {label}{DASHES}"
 
 
+PASSPHRASE_WORDS = ["maple", "otter", "cobalt", "quartz", "falcon", "harbor", "lantern", "meadow", "pepper"]
+PASSPHRASE_WORDS += ["violet", "canyon", "ember", "walrus", "zephyr"]
+
+
+def passphrase(r: random.Random, separator: str = "-", count: int = 4) -> str:
+    """Diceware style: a few common words, all lower case, joined by one separator."""
+    return separator.join(r.sample(PASSPHRASE_WORDS, count))
+
+
 def password(r: random.Random) -> str:
     words = ["Maple", "River", "Otter", "Cobalt", "Sunset", "Quartz", "Falcon", "Harbor"]
     return r.choice(words) + str(r.randint(10, 9999)) + r.choice("!#%&*?@") + rs(r, ALNUM, 3)
@@ -958,6 +967,8 @@ VARIANT_SPECS: list[tuple[str, str, VariantBuilder]] = [
     ("password-german", "prose", _v(password, "Das WLAN-Passwort ist {s}.")),
     ("password-chinese", "prose", _v(password, "数据库密码是{s}，请勿外传。")),
     ("credential-pair", "prose", _v(password, "Login: admin / {s}")),
+    ("passphrase-assignment", "assignment", _v(passphrase, "wifi:\n  ssid: lab\n  password: {s}")),
+    ("passphrase-run-together", "prose", _v(lambda r: passphrase(r, ""), "The wifi password is {s}")),
     ("netrc", "assignment", _v(_gen("", ALNUM, 24), "machine api.heroku.com\n  login me@example.com\n  password {s}")),
     ("sshpass", "url", _v(password, "sshpass -p '{s}' ssh deploy@bastion")),
     ("opaque-token-sentence", "prose", _v(_gen("", ALNUM, 32), "The deploy token is {s}, expires Friday.")),
@@ -1120,6 +1131,11 @@ def variant_negatives(seed: int = 3) -> list[Sample]:
         ),
         ("cjk-prose", "パスワード: 1Passwordを参照\n密码：见保险库\n비밀번호: 관리자에게 문의"),
         ("prose-about-secrets", "Password requirements: at least 12 characters, one digit, one symbol (e.g. !@#$)."),
+        (
+            "prose-about-secrets",
+            "The password is case-sensitive and auto-generated on first boot; the password is incomprehensible "
+            "to most people.\npassword: see-the-vault\npassword: rotated-by-terraform\npassword: db-admin-password",
+        ),
         (
             "prose-about-secrets",
             f"The SSH key fingerprint is SHA256:{rs(r, B64, 43)}. The GPG key ID is 3AA5C34371567BD2.",

@@ -350,3 +350,47 @@ def test_a_secret_is_found_whatever_text_surrounds_its_line(noise: str, index: i
     clean = noise.replace("\r", " ").replace("\n", " ")
     text = clean + "\n" + sample.text + "\n" + clean
     assert scan_text(sample.text) == [] or scan_text(text)
+
+
+# --- shapes added later: passphrases, labels without an operator, cookies, DSNs, tables, key bodies,
+# card numbers, values under a lone label. Values are assembled so that no line here reads as one.
+
+HORSE = "-".join(["correct", "horse", "battery", "staple"])
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("password: " + HORSE, "secret-assignment"),
+        ("WIFI_PASSWORD=" + "unsaid-outpost-stunned", "secret-assignment"),
+        ('passphrase = "' + HORSE.replace("-", " ") + '"', "secret-assignment"),
+        ("password: " + HORSE.replace("-", ""), "secret-assignment"),
+        ("The wifi password is " + HORSE.replace("-", ""), "password-sentence"),
+        ("The password is " + HORSE + ".", "password-sentence"),
+    ],
+)
+def test_passphrases(text: str, detector: str) -> None:
+    assert detector in {f.detector for f in scan_text(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: see-the-vault",
+        "password: db-admin-password",
+        "password: rotated-by-terraform",
+        "password: same-as-staging",
+        "password: read_write_access_level",
+        "password = settings.database.admin",
+        "password hint: first-pet-name-lowercase",
+        "The password is case-sensitive.",
+        "The password is auto-generated on first boot.",
+        "the password is incomprehensible; the password is uncharacteristically long",
+        "The password is straightforward to reset.",
+        "The password is never-shared-with-anyone.",
+        "The password is xxxxxxxxxxxxxxxxxx",
+        "Das Passwort ist benutzerdefiniert",
+    ],
+)
+def test_passphrase_look_alikes_stay_clean(text: str) -> None:
+    assert scan_text(text) == []

@@ -154,6 +154,8 @@ def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
         return False  # code: a call, an index, a type
     if rx(r"[0-9:./ TZ+\-]+").fullmatch(value):
         return False  # a number, a date, a version
+    if password and (passphrase_like(value, 4 if " " in value else 3) or run_together(value)):
+        return True
     if rules.word_like(value):
         # A bare word is an identifier; a quoted one can be a (weak) password.
         return (
@@ -173,6 +175,47 @@ def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     if kind == "key":
         return rules.token_like(value)
     return (rules.char_classes(value) >= 3 and len(value) >= 8) or rules.token_like(value)
+
+
+# Words that make a run of words a note, a reference or an identifier rather than a passphrase
+# (`see-the-vault`, `stored in keychain`, `db-admin-password`); diceware lists avoid the short ones.
+_NOT_PASSPHRASE = words(
+    "the a an and or of to in on at by for from with via into see ask use using set per not no none never "
+    "same as is are was be been every each after before when then only also above below stored kept managed "
+    "rotated generated saved env environment var variable file path vault keychain keyring manager secret "
+    "secrets password passwords passwd pass passphrase token tokens key keys credential credentials db "
+    "database prod production staging dev test local admin user users app api service name ref reference "
+    "value default placeholder example required optional"
+)
+
+
+def passphrase_like(value: str, min_words: int) -> bool:
+    """Several lower-case words joined by hyphens or spaces (`correct-horse-battery-staple`), as diceware
+    and password managers generate them: no word is short, none is a word of references or settings
+    (underscores and dots join identifiers and attributes, not passphrases).
+    A run of ordinary words is a sentence, so callers ask for more words where prose is likely."""
+    match = rx(r"[a-z]{3,12}([- ])[a-z]{3,12}(?:\1[a-z]{3,12}){1,10}").fullmatch(value)
+    if match is None or len(value) < 16:
+        return False
+    parts = value.split(match.group(1))
+    return len(parts) >= min_words and not any(part in _NOT_PASSPHRASE for part in parts)
+
+
+# Endings of the long words prose puts after "the password is" (`incomprehensible`, `unrecoverable`).
+_PROSE_ENDINGS = tuple(
+    sorted(words("able ible ive ful less ous ing ed tion sion ment ness ity ally ly ward wise ant ent ence ance ic"))
+)
+
+
+def run_together(value: str) -> bool:
+    """Words run together into one long lower-case word (`correcthorsebatterystaple`): longer than
+    almost any English word, not ending like the adjectives and nouns sentences put there, and not
+    naming a secret itself (`vaultpasswordfile`)."""
+    if len(value) < 16 or not (value.isascii() and value.isalpha() and value.islower()):
+        return False
+    if value.endswith(_PROSE_ENDINGS) or rules.is_placeholder(value):
+        return False
+    return not any(word in value for word in ("password", "secret", "token", "vault"))
 
 
 def _path_like(value: str) -> bool:
