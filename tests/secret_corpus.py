@@ -969,6 +969,15 @@ VARIANT_SPECS: list[tuple[str, str, VariantBuilder]] = [
     ("credential-pair", "prose", _v(password, "Login: admin / {s}")),
     ("passphrase-assignment", "assignment", _v(passphrase, "wifi:\n  ssid: lab\n  password: {s}")),
     ("passphrase-run-together", "prose", _v(lambda r: passphrase(r, ""), "The wifi password is {s}")),
+    ("label-without-operator", "prose", _v(lambda r: rs(r, HEX, 64), "api secret {s}")),
+    ("label-above-value", "prose", _v(password, "Router admin\n\nPassword:\n{s}")),
+    (
+        "password-table",
+        "table",
+        _v(password, "| service | user | password |\n|---|---|---|\n| cache | app | *** |\n| db | app | {s} |"),
+    ),
+    ("password-csv", "table", _v(password, "name,url,username,password\nGitHub,https://github.com,alice,{s}")),
+    ("token-table-plain", "table", _v(_gen("", ALNUM, 32), "service   token\nci        {s}")),
     ("netrc", "assignment", _v(_gen("", ALNUM, 24), "machine api.heroku.com\n  login me@example.com\n  password {s}")),
     ("sshpass", "url", _v(password, "sshpass -p '{s}' ssh deploy@bastion")),
     ("opaque-token-sentence", "prose", _v(_gen("", ALNUM, 32), "The deploy token is {s}, expires Friday.")),
@@ -1161,6 +1170,26 @@ def variant_negatives(seed: int = 3) -> list[Sample]:
         ("ids", f"trace_id={rs(r, HEX, 32)} span_id={rs(r, HEX, 16)}; Cloudflare zone id {rs(r, HEX, 32)}"),
         ("ids", f"SENTRY_DSN=https://{rs(r, HEX, 32)}@o123456.ingest.sentry.io/1234567"),
         ("public-key-pem", f"[Peer]\nPublicKey = {b64(32)}\nAllowedIPs = 10.0.0.2/32"),
+        (
+            "table-without-secrets",
+            "| Service | Password |\n|---|---|\n| db | see 1Password |\n| api | `$API_PASSWORD` |\n| cache | *** |\n"
+            "| web | |\n| legacy | vault:kv/legacy#pw |",
+        ),
+        (
+            "table-without-secrets",
+            "| Token | Meaning |\n|---|---|\n| EOF | end of input |\n| IDENT | an identifier |\n\n"
+            "| Pin | Function |\n|---|---|\n| 1 | VCC |\n| 2 | GND |",
+        ),
+        (
+            "table-without-secrets",
+            f"| Setting | Password policy | Token TTL |\n|---|---|---|\n| prod | 12 chars | 3600 |\n\n"
+            f"name,password_last_changed,key_id\nalice,2024-01-05,{rs(r, HEX, 16)}",
+        ),
+        (
+            "prose-about-secrets",
+            f"cache key {rs(r, HEX, 64)}\nThe token endpoint is https://auth.example.com/oauth2/v1/token\n\n"
+            "Password\nSee the team vault.\n\n**API key:**\n`$OPENAI_API_KEY`",
+        ),
         ("url-without-credentials", "docker run -p 8080:80 -e PASSWORD_FILE=/run/secrets/pw nginx\nssh -p 2222 host"),
     ]
     return [_neg(r, category, body) for category, body in items]

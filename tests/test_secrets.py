@@ -306,6 +306,15 @@ MIB = 1024 * 1024
         "password: x\n" * 100_000,
         "key = 'abcdefgh12345678'\n" * 100_000,
         "\n" * 100_000,
+        "| password |\n|---|\n" + "| Zx9!kLm2q |\n" * 50_000,
+        "|" + " password |" * 5000 + "\n|" + "---|" * 5000 + "\n",
+        "| token |\n|" + "-|" * (MIB // 2),
+        "Password\n" * 100_000,
+        "api secret " * (MIB // 11),
+        "PIN " * (MIB // 4),
+        "name,password\n" + "a,Zx9!kLm2q\n" * 80_000,
+        "name,password\n" * 100_000,
+        "| password | token |\n|---|---|\n" * 50_000,
     ],
     ids=lambda t: repr(t[:12]),
 )
@@ -393,4 +402,55 @@ def test_passphrases(text: str, detector: str) -> None:
     ],
 )
 def test_passphrase_look_alikes_stay_clean(text: str) -> None:
+    assert scan_text(text) == []
+
+
+HEX64 = "3f7a9c2e8b1d4f6a0c5e7b9d2f4a6c8e" + "1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a"
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("api secret " + HEX64, "labelled-secret"),
+        ("Webhook signing key `" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0L" + "`.", "labelled-secret"),
+        ("Password\n" + PW, "labelled-secret"),
+        ("**Password:**\n\n`" + PW + "`", "labelled-secret"),
+        ("- API key:\n  " + "a8F3kd92LsQ0pW7zX1cV5bN4", "labelled-secret"),
+        ("Passphrase\n" + HORSE.replace("-", " "), "labelled-secret"),
+        ("| service | user | password |\n|---|---|---|\n| db | app | " + PW + " |", "secret-table-cell"),
+        ("| Service | API key |\n| :-- | --: |\n| maps | " + "a8F3kd92LsQ0pW7zX1cV5bN4" + " |", "secret-table-cell"),
+        ("| Card | PIN |\n|---|---|\n| debit | 48" + "21 |", "secret-table-cell"),
+        ("name,url,username,password\nGitHub,https://github.com,alice," + PW, "secret-table-cell"),
+        ("service\tuser\tpassword\ndb\tapp\t" + PW, "secret-table-cell"),
+        ("service   user   password\ndb        app    " + PW, "secret-table-cell"),
+    ],
+)
+def test_labels_without_an_operator(text: str, detector: str) -> None:
+    assert detector in {f.detector for f in scan_text(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cache key " + HEX64,
+        "GPG key 3AA5C34371567BD2 and key id " + HEX64[:40],
+        "public key " + "MCowBQYDK2VwAyEA" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0Lz",
+        "token endpoint https://auth.example.com/oauth2/v1/token/refresh",
+        "the secret " + "api/v1/tokens/refresh/rotate/settings",
+        "Password\nSee the team vault.\n\n**API key:**\n`$OPENAI_API_KEY`\n\nToken\nrefreshed-hourly",
+        "- password\n- 2fa-recovery\n- token",
+        "## Secrets\n\nNone.\n\n## Token\n\nEOF",
+        "password:\n  secretKeyRef: db\n\nPassword:\nvault:kv/data/db#password",
+        "| Service | Password |\n|---|---|\n| db | see 1Password |\n| api | `$API_PASSWORD` |\n| cache | *** |\n"
+        "| web | |\n| legacy | vault:kv/legacy#pw |\n| old | n/a |\n| new | — |",
+        "| Token | Meaning |\n|---|---|\n| EOF | end of input |\n| IDENT | identifier |\n| STRING_LITERAL | string |",
+        "| Pin | Function |\n|---|---|\n| 1 | VCC |\n| 2 | GND |",
+        "| Setting | Password policy | Token TTL |\n|---|---|---|\n| prod | 12 chars, 1 digit | 3600 |",
+        "| Key | Action |\n|---|---|\n| Ctrl+Shift+P | command palette |",
+        "| Secret | Used by |\n|---|---|\n| DB_PASSWORD | api |\n| STRIPE_KEY | billing |",
+        "name,password_last_changed\nalice,2024-01-05",
+        "We keep the password  and the token in the vault.\nAsk  Sam  for  access.",
+    ],
+)
+def test_label_look_alikes_stay_clean(text: str) -> None:
     assert scan_text(text) == []

@@ -37,7 +37,7 @@ _BOOLEAN_LEADS = words("is has use no require show enable disable allow min max"
 
 
 @lru_cache(maxsize=512)
-def _secret_name(name: str) -> str:
+def secret_name(name: str) -> str:
     """Classify a name: "password", "key", "secret", or "" when it does not name a secret.
 
     The last secret word of the name decides; passwords are chosen by people, keys and secrets are
@@ -88,16 +88,16 @@ def _assignments(doc: Doc) -> list[Candidate]:
             continue
         value, quoted, resume = assigned
         if name.lower() in _SECRET_WORDS or name.lower() == "key":
-            begin, name = _with_word_before(text, begin, name)  # "API key: …", "Stripe token = …"
-        kind = _secret_name(name)
+            begin, name = with_word_before(text, begin, name)  # "API key: …", "Stripe token = …"
+        kind = secret_name(name)
         if sealed and value.startswith("Ag") and len(value) > 100:
             continue  # a SealedSecret's ciphertext is meant to be committed
-        if kind and _assigned_value_ok(value, quoted, kind):
+        if kind and assigned_value_ok(value, quoted, kind):
             out.append((begin, "secret-assignment", value))
     return out
 
 
-def _with_word_before(text: str, begin: int, name: str) -> tuple[int, str]:
+def with_word_before(text: str, begin: int, name: str) -> tuple[int, str]:
     """Extend a one-word name by the word before it on the same line, when there is one."""
     if begin < 2 or text[begin - 1] not in " \t":
         return begin, name
@@ -138,7 +138,7 @@ def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | 
 SCHEMA_WORDS = words("string text password hidden required optional secret number integer boolean object array")
 
 
-def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
+def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     """Is the value assigned to a secret-named key a literal secret (not a reference or a filler)?"""
     password = kind == "password"
     value = value.strip()
@@ -168,7 +168,7 @@ def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
         )
     if not quoted and rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value):
         return False  # attribute access in code: settings.DB_PASSWORD
-    if _path_like(value) or rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
+    if path_like(value) or rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
         return False  # a path or an e-mail address
     if password:
         return rules.char_classes(value) >= 2 or rules.looks_random(value, 12)
@@ -218,7 +218,7 @@ def run_together(value: str) -> bool:
     return not any(word in value for word in ("password", "secret", "token", "vault"))
 
 
-def _path_like(value: str) -> bool:
+def path_like(value: str) -> bool:
     """A file path (`/run/secrets/db`, `~/.aws/credentials`, `C:\\keys`), not key material that
     happens to start with a slash: no segment of it looks generated."""
     if not (value[0] in "/~." or rx(r"[A-Za-z]:\\").match(value)):

@@ -31,6 +31,7 @@ class Doc:
         self._lines: list[str] | None = None
         self._lowered: str | None = None
         self._hits: list[tuple[int, int]] | None = None
+        self._hit_lines: list[int] | None = None
 
     @property
     def lowered(self) -> str:
@@ -54,6 +55,19 @@ class Doc:
                 found = rules.compiled(words, re.IGNORECASE).finditer(self.text)
             self._hits = [m.span() for m in found]
         return self._hits
+
+    @property
+    def hit_lines(self) -> list[int]:
+        """0-based indexes of the lines that hold a keyword of `hits`, each once, in order."""
+        if self._hit_lines is None:
+            starts, found, index = self.starts, [], 0
+            for start, _ in self.hits:
+                while index + 1 < len(starts) and starts[index + 1] <= start:
+                    index += 1
+                if not found or found[-1] != index:
+                    found.append(index)
+            self._hit_lines = found
+        return self._hit_lines
 
     def caseless(self, pattern: str) -> tuple[re.Pattern[str], str]:
         """A case-blind matcher for a lower-case `pattern`, and the text to run it on.

@@ -8,7 +8,8 @@ Detectors: token formats with their prefixes (`secret_rules`); private key block
 JSON, credentials in URLs and `curl -u`, `Authorization` headers and Kubernetes Secrets
 (`secret_structures`); secret-named assignments in ENV, YAML, JSON, TOML and code
 (`secret_assignments`); passwords in sentences and shapes near a service's name such as AWS, Twilio,
-Mailgun (`secret_context`); and detect-secrets for the few formats it knows that we do not (here,
+Mailgun (`secret_context`); values that a label names without an operator, on the line below it or
+in a table column (`secret_labels`); and detect-secrets for the few formats it knows that we do not (here,
 behind one adapter). All of them read one `secret_doc.Doc`; this module runs them and turns what they
 return into findings.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from continuity import secret_assignments, secret_context, secret_rules as rules, secret_structures
+from continuity import secret_assignments, secret_context, secret_labels, secret_rules as rules, secret_structures
 from continuity.secret_doc import Candidate, Doc, rx
 
 ALLOWLIST_PRAGMA = "pragma: allowlist secret"
@@ -262,5 +263,6 @@ _FINDERS = (
     *secret_structures.FINDERS,
     *secret_assignments.FINDERS,
     *secret_context.FINDERS,
+    *secret_labels.FINDERS,
     _detect_secrets_candidates,
 )
