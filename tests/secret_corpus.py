@@ -978,6 +978,15 @@ VARIANT_SPECS: list[tuple[str, str, VariantBuilder]] = [
     ),
     ("password-csv", "table", _v(password, "name,url,username,password\nGitHub,https://github.com,alice,{s}")),
     ("token-table-plain", "table", _v(_gen("", ALNUM, 32), "service   token\nci        {s}")),
+    ("session-cookie-header", "header", _v(_gen("", HEX, 32), "Cookie: sessionid={s}; csrftoken=abc; theme=dark")),
+    ("session-cookie-bare", "header", _v(_gen("", ALNUM, 40), "PHPSESSID={s}")),
+    ("sentry-dsn", "observability", _v(_gen("", HEX, 32), "SENTRY_DSN=https://{s}@o450000.ingest.sentry.io/5800000")),
+    ("sentry-dsn-self-hosted", "observability", _v(_gen("", HEX, 32), "dsn: https://{s}@errors.example.com/3")),
+    (
+        "gcp-private-key-id",
+        "cloud",
+        _v(_gen("", HEX, 40), '{"type": "service_account", "project_id": "demo", "private_key_id": "{s}"}'),
+    ),
     ("netrc", "assignment", _v(_gen("", ALNUM, 24), "machine api.heroku.com\n  login me@example.com\n  password {s}")),
     ("sshpass", "url", _v(password, "sshpass -p '{s}' ssh deploy@bastion")),
     ("opaque-token-sentence", "prose", _v(_gen("", ALNUM, 32), "The deploy token is {s}, expires Friday.")),
@@ -1168,7 +1177,26 @@ def variant_negatives(seed: int = 3) -> list[Sample]:
             "    password: AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq" + rs(r, B64, 200),
         ),
         ("ids", f"trace_id={rs(r, HEX, 32)} span_id={rs(r, HEX, 16)}; Cloudflare zone id {rs(r, HEX, 32)}"),
-        ("ids", f"SENTRY_DSN=https://{rs(r, HEX, 32)}@o123456.ingest.sentry.io/1234567"),
+        (
+            "ids",
+            f"SENTRY_DSN=https://examplePublicKey@o0.ingest.sentry.io/0\nSentry issue {rs(r, HEX, 32)}\n"
+            f"https://{rs(r, HEX, 32)}@gitlab.example.com/group/project\nsession: {rs(r, HEX, 32)}",
+        ),
+        (
+            "cookie-without-secrets",
+            "Cookie: theme=dark; lang=en; _ga=GA1.2.1234567890.1700000000\n"
+            "Set-Cookie: sessionid=; expires=Thu, 01 Jan 1970 00:00:00 GMT\nCookie: session=<session-id>\n"
+            f"Cookie: csrftoken={rs(r, ALNUM, 32)}\nThe session cookie is HttpOnly; sessions last 30 minutes.",
+        ),
+        (
+            "service-account-without-key",
+            fenced(
+                "json",
+                '{"type": "service_account", "project_id": "demo", "private_key_id": "your-private-key-id",\n'
+                ' "private_key": "-----BEGIN PRIVATE KEY-----\\n...\\n-----END PRIVATE KEY-----\\n",\n'
+                ' "client_email": "ci@demo.iam.gserviceaccount.com", "client_id": "123456789012345678901"}',
+            ),
+        ),
         ("public-key-pem", f"[Peer]\nPublicKey = {b64(32)}\nAllowedIPs = 10.0.0.2/32"),
         (
             "table-without-secrets",

@@ -454,3 +454,48 @@ def test_labels_without_an_operator(text: str, detector: str) -> None:
 )
 def test_label_look_alikes_stay_clean(text: str) -> None:
     assert scan_text(text) == []
+
+
+SID = "8f2a9c1e7b3d4f6a" + "0e5c2b8d9a1f3e7c"
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("Cookie: session=" + SID, "session-cookie"),
+        ("Cookie: sessionid=" + SID + "; csrftoken=" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0L", "session-cookie"),
+        ("sessionid=" + SID, "session-cookie"),
+        ("Set-Cookie: _myapp_session=" + SID + "; Path=/; HttpOnly", "session-cookie"),
+        ("curl -b 'PHPSESSID=" + SID + "' https://app.internal", "session-cookie"),
+        ("connect.sid=s%3A" + SID + "." + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0L", "session-cookie"),
+        ("https://" + "3b1f8a2c9d4e4f6a" + "8b0c2d4e6f8a0b1c" + "@o450000.ingest.sentry.io/5800000", "sentry-dsn"),
+        ("SENTRY_DSN=https://" + SID + "@sentry.internal.example/12", "sentry-dsn"),
+        ("dsn: https://" + SID + "@errors.example.com/3", "sentry-dsn"),
+        ('"private_key_id": "' + "abcdef0123456789" * 2 + "abcdef01" + '"', "gcp-private-key-id"),
+        ("PRIVATE_KEY_ID=" + SID + "abcdef01", "gcp-private-key-id"),
+    ],
+)
+def test_cookies_dsns_and_key_ids(text: str, detector: str) -> None:
+    assert detector in {f.detector for f in scan_text(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Cookie: theme=dark; lang=en",
+        "Cookie: _ga=GA1.2.1234567890.1700000000; _gid=GA1.2.987654321.1700000000",
+        "Set-Cookie: sessionid=; expires=Thu, 01 Jan 1970 00:00:00 GMT",
+        "Cookie: session=<session-id>\nsessionid=${SESSION_ID}\nsessionid=abc123",
+        "Cookie: csrftoken=" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0L",
+        "session: " + SID + "\nsession_id=" + SID,
+        "CLAUDE_SESSION_ID=3f2a5c1e-7b3d-4f6a-8e5c-2b8d9a1f3e7c",
+        "The session cookie is HttpOnly; the session lasts 30 minutes.",
+        "https://examplePublicKey@o0.ingest.sentry.io/0",
+        "Sentry issue " + SID + ": see https://sentry.io/organizations/acme/issues/4500000/",
+        "https://" + SID + "@gitlab.example.com/group/project",
+        '"private_key_id": "your-private-key-id"',
+        '"private_key_id": "' + "0" * 40 + '"',
+    ],
+)
+def test_cookie_and_dsn_look_alikes_stay_clean(text: str) -> None:
+    assert scan_text(text) == []

@@ -148,8 +148,8 @@ def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
         return False
     if value[0] in "$%" or (not quoted and value[0] in "!&@#|>*"):
         return False  # a reference, a format string, a YAML tag, anchor or block, a comment
-    if rules.is_placeholder(value) or "://" in value or rules.env_name(value):
-        return False
+    if rules.is_placeholder(value) or "://" in value or rules.env_name(value) or value.startswith("-----BEGIN"):
+        return False  # (a key block is the private-key detector's, which reads its body)
     if not quoted and any(c in value for c in "()[]{}"):
         return False  # code: a call, an index, a type
     if rx(r"[0-9:./ TZ+\-]+").fullmatch(value):

@@ -5,8 +5,8 @@ shown. A finding names the line, a stable detector id and a short fingerprint (a
 value), never the value itself, so a notice, a log line or an exception can never leak what it found.
 
 Detectors: token formats with their prefixes (`secret_rules`); private key blocks, service-account
-JSON, credentials in URLs and `curl -u`, `Authorization` headers and Kubernetes Secrets
-(`secret_structures`); secret-named assignments in ENV, YAML, JSON, TOML and code
+JSON, credentials in URLs and `curl -u`, `Authorization` headers, Kubernetes Secrets, session
+cookies and Sentry DSNs (`secret_structures`); secret-named assignments in ENV, YAML, JSON, TOML and code
 (`secret_assignments`); passwords in sentences and shapes near a service's name such as AWS, Twilio,
 Mailgun (`secret_context`); values that a label names without an operator, on the line below it or
 in a table column (`secret_labels`); and detect-secrets for the few formats it knows that we do not (here,
