@@ -68,6 +68,18 @@ def pem_body(r: random.Random, lines: int, first: str = "MII") -> str:
     return "\n".join(raw[i : i + 64] for i in range(0, len(raw), 64))
 
 
+def encrypted_key_body(r: random.Random) -> str:
+    """An encrypted PKCS#8 key's base64 (PBES2 with PBKDF2 and AES-256-CBC), 64 characters a line:
+    the real structure, with random salt, IV and ciphertext."""
+    oid = bytes.fromhex
+    pbkdf2 = b"\x30\x1b" + oid("06092a864886f70d01050c") + b"\x30\x0e\x04\x08" + r.randbytes(8) + oid("02020800")
+    cipher = b"\x30\x1d" + oid("060960864801650304012a") + b"\x04\x10" + r.randbytes(16)
+    algorithm = b"\x30\x49" + oid("06092a864886f70d01050d") + b"\x30\x3c" + pbkdf2 + cipher
+    body = algorithm + b"\x04\x82\x04\xd0" + r.randbytes(1232)
+    raw = base64.b64encode(b"\x30\x82" + len(body).to_bytes(2, "big") + body).decode()
+    return "\n".join(raw[i : i + 64] for i in range(0, len(raw), 64))
+
+
 def pem(kind: str, body: str) -> str:
     label = f"{kind} PRIVATE KEY".strip()
     return f"{DASHES}BEGIN {label}{DASHES}\n{body}\n{DASHES}END {label}{DASHES}"
@@ -80,6 +92,28 @@ PASSPHRASE_WORDS += ["violet", "canyon", "ember", "walrus", "zephyr"]
 def passphrase(r: random.Random, separator: str = "-", count: int = 4) -> str:
     """Diceware style: a few common words, all lower case, joined by one separator."""
     return separator.join(r.sample(PASSPHRASE_WORDS, count))
+
+
+def luhn_completed(partial: str) -> str:
+    """`partial` with the Luhn check digit that makes it a well-formed card number."""
+    total = 0
+    for position, char in enumerate(reversed(partial)):
+        value = int(char) * (1 if position % 2 else 2)
+        total += value - 9 if value > 9 else value
+    return partial + str(-total % 10)
+
+
+def card(r: random.Random, prefix: str = "4", length: int = 16, group: str = " ") -> str:
+    """A random, Luhn-valid card number with an issuer's prefix, grouped like Visa's (or Amex's 4-6-5)."""
+    digits = luhn_completed(prefix + "".join(r.choice(string.digits) for _ in range(length - len(prefix) - 1)))
+    if not group:
+        return digits
+    sizes = (4, 6, 5) if length == 15 else (4,) * (length // 4) + ((length % 4,) if length % 4 else ())
+    parts, at = [], 0
+    for size in sizes:
+        parts.append(digits[at : at + size])
+        at += size
+    return group.join(parts)
 
 
 def password(r: random.Random) -> str:
@@ -980,6 +1014,12 @@ VARIANT_SPECS: list[tuple[str, str, VariantBuilder]] = [
     ("token-table-plain", "table", _v(_gen("", ALNUM, 32), "service   token\nci        {s}")),
     ("session-cookie-header", "header", _v(_gen("", HEX, 32), "Cookie: sessionid={s}; csrftoken=abc; theme=dark")),
     ("session-cookie-bare", "header", _v(_gen("", ALNUM, 40), "PHPSESSID={s}")),
+    ("private-key-body-wrapped", "key-block", _v(lambda r: pem_body(r, 1, "MIIEpAIBAAKCAQEA"), "{s}\n" + "Zm9v" * 16)),
+    ("private-key-body-one-line", "key-block", _v(lambda r: "MC4CAQAwBQYDK2VwBCIEI" + rs(r, B64, 43), "ED_KEY={s}")),
+    ("openssh-key-body", "key-block", _v(lambda r: "b3BlbnNzaC1rZXktdjEAAAAA" + rs(r, B64, 120), "key body:\n{s}")),
+    ("payment-card-grouped", "payments", _v(card, "Company card for the cloud bill: {s}, exp 09/27")),
+    ("payment-card-amex", "payments", _v(lambda r: card(r, "37", 15, "-"), "Amex {s}")),
+    ("payment-card-run-together", "payments", _v(lambda r: card(r, "5412", 16, ""), "card_number: {s}")),
     ("sentry-dsn", "observability", _v(_gen("", HEX, 32), "SENTRY_DSN=https://{s}@o450000.ingest.sentry.io/5800000")),
     ("sentry-dsn-self-hosted", "observability", _v(_gen("", HEX, 32), "dsn: https://{s}@errors.example.com/3")),
     (
@@ -1181,6 +1221,19 @@ def variant_negatives(seed: int = 3) -> list[Sample]:
             "ids",
             f"SENTRY_DSN=https://examplePublicKey@o0.ingest.sentry.io/0\nSentry issue {rs(r, HEX, 32)}\n"
             f"https://{rs(r, HEX, 32)}@gitlab.example.com/group/project\nsession: {rs(r, HEX, 32)}",
+        ),
+        (
+            "numbers",
+            f"Order {rs(r, '0123456789', 16)} shipped at 1700000000000; call +44 20 7946 0958 or 415-555-0132.\n"
+            "IBAN DE89 3704 0044 0532 0130 00; ISBN 978-3-16-148410-0; build 4539148803436467 passed.\n"
+            "Stripe's test cards: 4242 4242 4242 4242, 4000 0025 0000 3155, 3782 822463 10005.\n"
+            f"Invoice 4539 1488 0343 6468 (not a card: bad check digit); snowflake {rs(r, '0123456789', 18)}",
+        ),
+        (
+            "x509-certificate",
+            "Pinned certificate, no armour:\n" + pem_body(r, 3, "MIIDdzCCAl+gAwIBAgIJ") + "\n"
+            "Public key: MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + rs(r, B64, 40) + "\n"
+            "PKCS#8 keys start with MIIEvQIBADANBgkqhkiG9w0BAQEFAASC...",
         ),
         (
             "cookie-without-secrets",

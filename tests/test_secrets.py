@@ -499,3 +499,68 @@ def test_cookies_dsns_and_key_ids(text: str, detector: str) -> None:
 )
 def test_cookie_and_dsn_look_alikes_stay_clean(text: str) -> None:
     assert scan_text(text) == []
+
+
+def test_private_key_bodies_without_armour() -> None:
+    r = random.Random(6)
+    rsa = corpus.pem_body(r, 3, "MIIEpAIBAAKCAQEA")  # SEQUENCE { INTEGER 0, INTEGER modulus …
+    pkcs8 = corpus.pem_body(r, 3, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC")  # { INTEGER 0, AlgorithmIdentifier …
+    encrypted = corpus.encrypted_key_body(r)  # { AlgorithmIdentifier PBES2 …, OCTET STRING }
+    ec = "MHcCAQEEI" + corpus.rs(r, corpus.B64, 155)  # SEC1: { INTEGER 1, OCTET STRING key …
+    ed25519 = "MC4CAQAwBQYDK2VwBCIEI" + corpus.rs(r, corpus.B64, 43)
+    for text in (rsa, pkcs8, encrypted, "  key: |\n    " + ec.replace("\n", "\n    "), f"ED_KEY={ed25519}"):
+        findings = scan_text(text)
+        assert "private-key-body" in {f.detector for f in findings}, text
+        assert all(text.split("\n")[-1][:16] not in f.describe() for f in findings)
+    escaped = rsa.replace("\n", "\\n")
+    assert "private-key-body" in {f.detector for f in scan_text(f'{{"key": "{escaped}"}}')}
+    assert "private-key-body" in {f.detector for f in scan_text("b3BlbnNzaC1rZXktdjEAAAAA" + "Zx8L" * 30)}
+
+
+def test_public_key_material_without_armour_stays_clean() -> None:
+    r = random.Random(7)
+    certificate = corpus.pem_body(r, 8, "MIIDdzCCAl+gAwIBAgIJ")  # SEQUENCE { SEQUENCE tbsCertificate …
+    spki = corpus.pem_body(r, 6, "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA")  # { AlgorithmIdentifier, BIT STRING
+    rsa_public = corpus.pem_body(r, 4, "MIIBCgKCAQEA")  # { INTEGER modulus (long) …
+    csr = corpus.pem_body(r, 5, "MIICijCCAXICAQAwRTELMAkG")
+    random_base64 = corpus.pem_body(r, 4, "MII")
+    for text in (certificate, spki, rsa_public, csr, random_base64, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC..."):
+        assert scan_text(text) == [], text
+    # Inside armour a body is the private-key detector's (or public, as here), never read twice.
+    body = corpus.pem_body(r, 4, "MIIEpAIBAAKCAQEA")
+    assert scan_text("-----BEGIN CERTIFICATE-----\n" + body + "\n-----END CERTIFICATE-----") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("card: {c}", True),
+        ("Company card {c}, exp 09/27, CVC in 1Password", True),
+        ("{dashed}", True),
+        ("{amex}", True),
+        ("card_number={run}", True),
+        ("Visa ending 1234; full number\n{run}", True),
+        ("Build {run} passed", False),  # run together, no word about cards nearby
+        ("Order {order}", False),
+        ("4242 4242 4242 4242 and 4000 0025 0000 3155 are Stripe's test cards", False),
+        ("IBAN DE89 3704 0044 0532 0130 00", False),
+        ("Timestamp 1700000000000, phone +44 20 7946 0958", False),
+        ("{bad_check}", False),
+    ],
+)
+def test_payment_card_numbers(text: str, found: bool) -> None:
+    r = random.Random(8)
+    values = {
+        "c": corpus.card(r),
+        "dashed": corpus.card(r, "5412", group="-"),
+        "amex": corpus.card(r, "37", 15),
+        "run": corpus.card(r, "4", group=""),
+        "order": "".join(r.choice(string.digits) for _ in range(16)).replace("0", "1", 1),
+    }
+    good = values["c"].replace(" ", "")
+    wrong = good[:15] + str((int(good[15]) + 1) % 10)
+    values["bad_check"] = " ".join(wrong[i : i + 4] for i in range(0, 16, 4))
+    text = text.format(**values)
+    findings = scan_text(text)
+    assert ("payment-card" in {f.detector for f in findings}) is found, text
+    assert all(good not in f.describe() for f in findings)

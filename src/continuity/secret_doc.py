@@ -60,7 +60,8 @@ class Doc:
     def hit_lines(self) -> list[int]:
         """0-based indexes of the lines that hold a keyword of `hits`, each once, in order."""
         if self._hit_lines is None:
-            starts, found, index = self.starts, [], 0
+            starts, index = self.starts, 0
+            found: list[int] = []
             for start, _ in self.hits:
                 while index + 1 < len(starts) and starts[index + 1] <= start:
                     index += 1
