@@ -315,6 +315,13 @@ MIB = 1024 * 1024
         "name,password\n" + "a,Zx9!kLm2q\n" * 80_000,
         "name,password\n" * 100_000,
         "| password | token |\n|---|---|\n" * 50_000,
+        "Cookie: " + "session=abcdefgh12345678;" * (MIB // 25),
+        "sessionid=" * (MIB // 10),
+        ("https://" + "a" * 32 + "@sentry.io/1 ") * (MIB // 60),
+        "4111 " * (MIB // 5),
+        "4" * MIB,
+        "MIIxxxxxxxxxxxxxxxxxxxxxxx " * (MIB // 27),
+        ("MIIB" + "A" * 60 + "\n") * 16_000,
     ],
     ids=lambda t: repr(t[:12]),
 )

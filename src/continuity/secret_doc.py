@@ -32,6 +32,7 @@ class Doc:
         self._lowered: str | None = None
         self._hits: list[tuple[int, int]] | None = None
         self._hit_lines: list[int] | None = None
+        self._runs: str | None = None
 
     @property
     def lowered(self) -> str:
@@ -55,6 +56,13 @@ class Doc:
                 found = rules.compiled(words, re.IGNORECASE).finditer(self.text)
             self._hits = [m.span() for m in found]
         return self._hits
+
+    @property
+    def runs(self) -> str:
+        """The token-character runs of `secret_rules.runs`: where any token or key body must lie."""
+        if self._runs is None:
+            self._runs = rules.runs(self.text)
+        return self._runs
 
     @property
     def hit_lines(self) -> list[int]:

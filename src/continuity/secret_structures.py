@@ -164,7 +164,7 @@ _BARE_SESSION = (
 def _cookies(doc: Doc) -> list[Candidate]:
     """Session cookies: in `Cookie:`/`Set-Cookie:` headers, `curl -b`, and bare (`sessionid=…`)."""
     lowered = doc.lowered
-    if "sess" not in lowered and "cookie" not in lowered and "sid=" not in lowered:
+    if "cookie" not in lowered and "sid=" not in lowered and "sess" not in lowered:
         return []
     text = doc.text
     out: list[Candidate] = []
@@ -180,7 +180,7 @@ def _cookies(doc: Doc) -> list[Candidate]:
                 value = text[start + pair.start(2) : start + pair.end(2)]
                 if names.fullmatch(pair.group(1)) and "srf" not in pair.group(1) and _cookie_ok(value):
                     out.append((match.start(), "session-cookie", value))
-    if "sess" in lowered or "sid=" in lowered:
+    if any(name in lowered for name in ("session=", "sessionid=", "sessid=", "sid=", "session-token=")):
         bare, haystack = doc.caseless(_BARE_SESSION)
         for match in bare.finditer(haystack):
             value = text[match.start(2) : match.end(2)]
@@ -207,16 +207,19 @@ _SENTRY_DSN = (
 
 def _sentry_dsns(doc: Doc) -> list[Candidate]:
     """Sentry DSNs, `https://<32 hex>@o1.ingest.sentry.io/2`: the key lets anyone send events into the
-    project. On a host not named sentry (self-hosted), only with `dsn` on the line."""
+    project. On a host not named sentry (self-hosted), only after `dsn` on its line."""
     text = doc.text
     if "@" not in text or "://" not in text or ("sentry" not in doc.lowered and "dsn" not in doc.lowered):
         return []
     out: list[Candidate] = []
     for match in rx(_SENTRY_DSN).finditer(text):
-        key, host = match.group(1), match.group(2).lower()
-        line = doc.lines[doc.line_of(match.start()) - 1].lower()
-        if ("sentry" in host or "dsn" in line) and rules.looks_random(key) and not rules.is_placeholder(key):
-            out.append((match.start(), "sentry-dsn", key))
+        key, host, start = match.group(1), match.group(2).lower(), match.start()
+        if "sentry" not in host:  # self-hosted: `dsn` must come before it on its line
+            before = text[max(0, start - 200) : start]
+            if "dsn" not in before[before.rfind("\n") + 1 :].lower():
+                continue
+        if rules.looks_random(key) and not rules.is_placeholder(key):
+            out.append((start, "sentry-dsn", key))
     return out
 
 

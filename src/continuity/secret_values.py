@@ -12,6 +12,8 @@ Both detectors wait for literal text (a DER prefix, a digit group) before any ex
 
 from __future__ import annotations
 
+import re
+
 from continuity.secret_doc import Candidate, Doc, rx
 from continuity.secret_rules import words
 
@@ -20,34 +22,47 @@ from continuity.secret_rules import words
 # (Ed25519, X25519), `MEcC`/`MEYC` (Ed448, X448), `MFEC`/`MFMC` (Ed25519 with its public key).
 _DER_PREFIXES = ("MII", "MIG", "MIH", "MHc", "MHQ", "MC4C", "MEcC", "MEYC", "MFEC", "MFMC")
 _OPENSSH_BODY = "b3BlbnNzaC1rZXktdjE"  # base64 of "openssh-key-v1": a new-format OpenSSH private key
-_DER_RUN = r"(?<![A-Za-z0-9+/])(?:MI[IGH]|MH[cQ]|MC4C|ME[cY]C|MF[EM]C|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]{20,4096}"
+_DER_RUN = r"(?:MI[IGH]|MH[cQ]|MC4C|ME[cY]C|MF[EM]C|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]{20,4096}"
+_BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 # A body is at least one full PEM line: an Ed25519 key is exactly 64 base64 characters.
 _DER_MIN_CHARS = 64
 
 
 def _key_bodies(doc: Doc) -> list[Candidate]:
     """Private key bodies (DER in base64) without the armour lines, on one line or wrapped."""
-    text = doc.text
-    if not any(prefix in text for prefix in _DER_PREFIXES) and _OPENSSH_BODY not in text:
+    runs = doc.runs  # a body is a run of token characters: searching the runs is cheaper than the note
+    if not any(prefix in runs for prefix in _DER_PREFIXES) and _OPENSSH_BODY not in runs:
         return []
+    text = doc.text
     out: list[Candidate] = []
+    read = 0  # where the last body read ended: its wrapped lines are not bodies of their own
     for match in rx(_DER_RUN).finditer(text):
         start = match.start()
-        if text.rfind("-----BEGIN", 0, start) > text.rfind("-----END", 0, start):
-            continue  # inside an armoured block: the private-key detector's, or a public one
-        body = _joined_body(text, start)
+        if start < read or (start and text[start - 1] in _BASE64_CHARS):
+            continue  # inside a longer run (checked here: a look-behind would slow every position)
+        body, read = _joined_body(text, match)
         if len(body) < _DER_MIN_CHARS:
             continue
+        if text.rfind("-----BEGIN", 0, start) > text.rfind("-----END", 0, start):
+            continue  # inside an armoured block: the private-key detector's, or a public one
         if body.startswith(_OPENSSH_BODY) or _der_private_key(body):
             out.append((start, "private-key-body", match.group(0)))
     return out
 
 
-def _joined_body(text: str, start: int) -> str:
-    """The base64 from `start` on, joined across wrapped lines (and escaped `\\n`), first 256 characters."""
-    chunk = rx(r"\\[nr]|\r?\n[ \t>\"']{0,16}").sub("", text[start : start + 1024])
-    found = rx(r"[A-Za-z0-9+/]{1,256}").match(chunk)
-    return found.group(0) if found else ""
+def _joined_body(text: str, match: re.Match[str]) -> tuple[str, int]:
+    """(the body's first 256 base64 characters, where they end): a run that fills its line goes on on
+    the next lines (wrapped, escaped `\\n`, indented or quoted)."""
+    body, end = match.group(0), match.end()
+    following = rx(r"(?:\\[nr]){1,2}|\r?\n[ \t>\"']{0,16}")
+    line = rx(r"[A-Za-z0-9+/]{4,128}")
+    while len(body) < 256 and len(body) % 4 == 0:
+        gap = following.match(text, end)
+        run = line.match(text, gap.end()) if gap else None
+        if run is None:
+            break
+        body, end = body + run.group(0), run.end()
+    return body[:256], end
 
 
 def _der_private_key(body: str) -> bool:
@@ -86,11 +101,15 @@ def _content(raw: bytes, at: int, tag: int) -> int | None:
 
 # --- payment card numbers ---------------------------------------------------------------------------
 
+# Expressions start with a character class, which the engine skips to quickly; the character before a
+# match is checked in Python (a look-behind would be tried at every position of every note).
+_CARD_START = r"[2-6][0-9]{3}[ \-]?[0-9]{4}"  # every card number begins so; most notes hold no such run
 _GROUPED_CARD = (
-    r"(?<![0-9A-Za-z+\-./:_,])[2-6][0-9]{3}([ \-])(?:[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1[0-9]{3})?|[0-9]{6}\1[0-9]{4,5})"
+    r"[2-6][0-9]{3}([ \-])(?:[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1[0-9]{3})?|[0-9]{6}\1[0-9]{4,5})"
     r"(?![0-9A-Za-z]|[ \-][0-9]|[.,][0-9])"
 )
-_RUN_CARD = r"(?<![0-9A-Za-z+\-./:_,])[2-6][0-9]{12,18}(?![0-9A-Za-z]|[.,][0-9])"
+_RUN_CARD = r"[2-6][0-9]{12,18}(?![0-9A-Za-z]|[.,][0-9])"
+_NOT_BEFORE_CARD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+-./:_,")
 _CARD_WORDS = (
     r"(?:card|credit|debit|visa|mastercard|amex|american express|discover|jcb|diners|unionpay|maestro"
     r"|\bcc\b|\bccn\b|\bpan\b|\bcvv|\bcvc|karte|tarjeta|carte|cartão)"
@@ -107,14 +126,16 @@ def _cards(doc: Doc) -> list[Candidate]:
     """Payment card numbers: grouped anywhere, run together only near a word about cards."""
     text = doc.text
     out: list[Candidate] = []
-    for match in rx(_GROUPED_CARD).finditer(text):
-        digits = match.group(0).replace(" ", "").replace("-", "")
-        if card_number(digits):
-            out.append((match.start(), "payment-card", digits))
-    for match in rx(_RUN_CARD).finditer(text):
-        digits = match.group(0)
-        if card_number(digits) and _near_card_word(doc, match.start()):
-            out.append((match.start(), "payment-card", digits))
+    if rx(_CARD_START).search(text) is None:
+        return out
+    for pattern, alone in ((_GROUPED_CARD, True), (_RUN_CARD, False)):
+        for match in rx(pattern).finditer(text):
+            start = match.start()
+            if start and text[start - 1] in _NOT_BEFORE_CARD:
+                continue
+            digits = match.group(0).replace(" ", "").replace("-", "")
+            if card_number(digits) and (alone or _near_card_word(doc, start)):
+                out.append((start, "payment-card", digits))
     return out
 
 

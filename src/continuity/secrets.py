@@ -263,7 +263,7 @@ def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, st
 
 
 def _tokens(doc: Doc) -> list[Candidate]:
-    return rules.token_candidates(doc.text)
+    return rules.token_candidates(doc.text, doc.runs)
 
 
 _FINDERS = (
