@@ -61,7 +61,7 @@ PINNED_MODULES = {
     "continuity/secret_assignments.py": "533f150168ae115662a494b6e4948f2be014f314a4d52b60248d7acb129d5c9e",
     "continuity/secret_context.py": "c0c874ec19c40660d6951931e7643d7fad7f60cd2c089be98182f6b263f7319e",
     "continuity/secret_doc.py": "ef7fff17e6d3b4213febaba37cf973ade1f217a79f59ab91173a1484827a7201",
-    "continuity/secret_labels.py": "22ae963f184615731a3edc257ff22ec56471e0d80023687c9012aa8ea3fc43c2",
+    "continuity/secret_labels.py": "14dac2972b3f885015f4a36999a384c3ffa115ff566de64fad7b7c66563c2c45",
     "continuity/secret_rules.py": "b397b808e26438cccdb06d9611ff5324ccd711e2a8304438a6f02adca018d0d7",
     "continuity/secret_structures.py": "7554408c9ee212c92d40338c6a67fd8eef3d0db5c1b761b9da2b269a250c151a",
     "continuity/secret_values.py": "f3e06f0d4903bc6b34615b45b7ddb762a224a1784a9fe4ff83d5f6325c19422f",

@@ -94,6 +94,10 @@ def passphrase(r: random.Random, separator: str = "-", count: int = 4) -> str:
     return separator.join(r.sample(PASSPHRASE_WORDS, count))
 
 
+SEED_WORDS = ["abandon", "ability", "absorb", "acoustic", "actress", "cabbage", "canyon", "dolphin", "eagle"]
+SEED_WORDS += ["fabric", "galaxy", "harvest", "island", "jungle", "kitten", "lemon", "meadow", "napkin", "orbit"]
+
+
 def luhn_completed(partial: str) -> str:
     """`partial` with the Luhn check digit that makes it a well-formed card number."""
     total = 0
@@ -1017,6 +1021,16 @@ VARIANT_SPECS: list[tuple[str, str, VariantBuilder]] = [
     ("private-key-body-wrapped", "key-block", _v(lambda r: pem_body(r, 1, "MIIEpAIBAAKCAQEA"), "{s}\n" + "Zm9v" * 16)),
     ("private-key-body-one-line", "key-block", _v(lambda r: "MC4CAQAwBQYDK2VwBCIEI" + rs(r, B64, 43), "ED_KEY={s}")),
     ("openssh-key-body", "key-block", _v(lambda r: "b3BlbnNzaC1rZXktdjEAAAAA" + rs(r, B64, 120), "key body:\n{s}")),
+    (
+        "recovery-codes",
+        "crypto",
+        _v(lambda r: "\n".join(f"{rs(r, HEX, 5)}-{rs(r, HEX, 5)}" for _ in range(6)), "GitHub recovery codes:\n\n{s}"),
+    ),
+    (
+        "seed-phrase",
+        "crypto",
+        _v(lambda r: " ".join(r.choice(SEED_WORDS) for _ in range(12)), "Seed phrase (paper copy in a safe):\n{s}"),
+    ),
     ("payment-card-grouped", "payments", _v(card, "Company card for the cloud bill: {s}, exp 09/27")),
     ("payment-card-amex", "payments", _v(lambda r: card(r, "37", 15, "-"), "Amex {s}")),
     ("payment-card-run-together", "payments", _v(lambda r: card(r, "5412", 16, ""), "card_number: {s}")),
@@ -1234,6 +1248,13 @@ def variant_negatives(seed: int = 3) -> list[Sample]:
             "Pinned certificate, no armour:\n" + pem_body(r, 3, "MIIDdzCCAl+gAwIBAgIJ") + "\n"
             "Public key: MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + rs(r, B64, 40) + "\n"
             "PKCS#8 keys start with MIIEvQIBADANBgkqhkiG9w0BAQEFAASC...",
+        ),
+        (
+            "prose-about-secrets",
+            "Recovery codes are stored in 1Password. Save your backup codes somewhere safe.\n"
+            "The seed phrase is never stored anywhere in our systems and must be kept offline.\n"
+            "Mnemonic for the OSI layers:\nplease do not throw sausage pizza away\n"
+            "Backup codes: see the vault. Recovery code: 2024-01-15. Random seed 42.",
         ),
         (
             "cookie-without-secrets",

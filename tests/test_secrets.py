@@ -322,6 +322,10 @@ MIB = 1024 * 1024
         "4" * MIB,
         "MIIxxxxxxxxxxxxxxxxxxxxxxx " * (MIB // 27),
         ("MIIB" + "A" * 60 + "\n") * 16_000,
+        "recovery codes: " + "1a2b3-c4d5e " * (MIB // 12),
+        "seed phrase\n" + "abandon\n" * 100_000,
+        "backup code recovery " * (MIB // 21),
+        "123456-" * (MIB // 7),
     ],
     ids=lambda t: repr(t[:12]),
 )
@@ -571,3 +575,43 @@ def test_payment_card_numbers(text: str, found: bool) -> None:
     findings = scan_text(text)
     assert ("payment-card" in {f.detector for f in findings}) is found, text
     assert all(good not in f.describe() for f in findings)
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("GitHub recovery codes:\n\n{codes}", "recovery-codes"),
+        ("## 2FA backup codes\n```\n{codes}\n```", "recovery-codes"),
+        ("Backup codes: 4821 7730, 9156 2284, 3307 6619", "recovery-codes"),
+        ("Seed phrase: {seed}", "seed-phrase"),
+        ("Wallet recovery phrase\n{numbered}", "seed-phrase"),
+        ("BitLocker recovery key {bitlocker}", "bitlocker-recovery-key"),
+    ],
+)
+def test_recovery_codes_and_seed_phrases(text: str, detector: str) -> None:
+    r = random.Random(10)
+    seed = [r.choice(corpus.SEED_WORDS) for _ in range(12)]
+    values = {
+        "codes": "\n".join(f"{corpus.rs(r, corpus.HEX, 5)}-{corpus.rs(r, corpus.HEX, 5)}" for _ in range(8)),
+        "seed": " ".join(seed),
+        "numbered": "\n".join(f"{i}. {word}" for i, word in enumerate(seed, start=1)),
+        "bitlocker": "-".join(str(11 * r.randint(1, 65535)).rjust(6, "0") for _ in range(8)),
+    }
+    assert detector in {f.detector for f in scan_text(text.format(**values))}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Recovery codes are stored in 1Password.",
+        "Save your recovery codes somewhere safe.\n\nNext steps: enable SSO.",
+        "Recovery codes:\n- regenerate after use\n- keep offline\n\nbackup code 12345678",
+        "The seed phrase is never stored anywhere in our systems and must be kept offline.",
+        "Mnemonic: every good boy deserves fudge\nseed phrase: twelve words written on paper in the safe at home",
+        "Mnemonic for OSI layers:\nplease do not throw sausage pizza away",
+        "123456-123456-123456-123456-123456-123456-123456-123456",
+        "random seed 42; phrase search enabled",
+    ],
+)
+def test_recovery_code_look_alikes_stay_clean(text: str) -> None:
+    assert scan_text(text) == []

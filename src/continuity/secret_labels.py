@@ -1,12 +1,14 @@
 """Secret detectors for values that a label names without an assignment operator.
 
-`api secret 3f7a…` (a label, a space, a long random value), a label alone on its line with the value
-alone on the next (`Password` / `Hx7p…`), and a table whose header names a password, token, key or PIN
-column (Markdown, CSV, tab- or space-aligned). The label is classified by
-`secret_assignments.secret_name`, the test that reads `DB_PASSWORD=`'s name, and a value by the
-same checks as an assigned one; only where the value sits is new. Every search starts from the
-keyword spans that `Doc.hits` found once for all detectors, so a note without a secret word costs
-nothing here, and a line is looked at once however many keywords it holds.
+`api secret 3f7a…` (a label, a space, a long random value), a label alone on its line with the
+value alone on the next (`Password` / `Hx7p…`), a table whose header names a password, token, key
+or PIN column (Markdown, CSV, tab- or space-aligned), and recovery codes or a seed phrase listed
+under a label that says so (no word list: the label, the count and the shape of the words suffice).
+A label is classified by `secret_assignments.secret_name`, the test that reads `DB_PASSWORD=`'s
+name, and a value by the same checks as an assigned one; only where the value sits is new. The
+label searches start from the keyword spans that `Doc.hits` found once for all detectors, so a note
+without a secret word costs nothing there, and a line is looked at once however many keywords it
+holds; codes and phrases wait for their label's literal words.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from continuity import secret_rules as rules
 from continuity.secret_assignments import assigned_value_ok, passphrase_like, secret_name, with_word_before
 from continuity.secret_doc import Candidate, Doc, rx
+from continuity.secret_rules import words
 
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 # Where a value names the place a secret is kept instead of holding it.
@@ -237,4 +240,96 @@ def _cell_is_secret(cell: str, kind: str) -> bool:
     return assigned_value_ok(value, quoted, kind)
 
 
-FINDERS = (_label_then_value, _lone_labels, _tables)
+# --- recovery codes and seed phrases, under a label that says so ---------------------------------------
+
+_CODES_LABEL = r"(?:recovery|backup|2fa|mfa|one-time|emergency)[ \t_-]{0,2}codes?\b"
+_CODE = (
+    r"(?<![A-Za-z0-9-])(?:[a-z0-9]{4,6}-[a-z0-9]{4,6}|[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){1,7}|[0-9]{4} ?[0-9]{4}"
+    r"|[a-z0-9]{8,16}|[A-Z0-9]{8,16})(?![A-Za-z0-9-])"
+)
+_PHRASE_LABEL = (
+    r"(?:seed|recovery|mnemonic|backup|wallet|secret)[ \t_-]{0,2}(?:phrase|words)\b|\bmnemonic\b|\bbip-?39\b"
+)
+# Seed phrase lengths (BIP39), and short English words that no BIP39 list holds: a sentence has them.
+_PHRASE_WORDS = frozenset((12, 15, 18, 21, 24))
+_NOT_SEED_WORDS = words("the and for are was were you your our with not but has have had its")
+_ITEM_MARK = r"[ \t>]{0,16}(?:[-*+•][ \t]{1,4}|[0-9]{1,2}[.):][ \t]{0,4})?"
+
+
+def _listed_after(doc: Doc, end: int, item: str) -> tuple[int, list[str], int]:
+    """(offset of the first item, the items, where the list ends) listed after a label ending at `end`:
+    on the rest of its line and on the lines below (one blank line or fence first), each line nothing
+    but items. A list is at most 40 lines of at most 1 KiB: codes and phrases are short."""
+    lines, index = doc.lines, doc.line_of(end) - 1
+    rest = doc.text[end : min(end + 256, doc.starts[index] + len(lines[index]))].lstrip(" \t:：-—*_`")
+    marks, items = rx(_ITEM_MARK), rx(item)
+    found: list[str] = []
+    first = last = -1
+    blank = fence = False
+    number = index
+    offset, line = end, rest
+    while True:
+        if line.strip():
+            body = line[marks.match(line).end() :]  # type: ignore[union-attr]  # every part is optional
+            listed = items.findall(body)
+            if not listed or items.sub("", body).strip(" \t\r,;|`*.·•:0123456789()"):
+                if number > index or found:
+                    break  # a line with anything else ends the list (the label's own line may go on in words)
+            else:
+                first = offset if first < 0 else first
+                last = offset + len(line)
+                found.extend(listed)
+        number += 1
+        if number >= len(lines) or number > index + 40:
+            break
+        offset, line = doc.starts[number], lines[number]
+        stripped = line.strip()
+        if not found and not stripped and not blank:
+            blank = True
+        elif not found and stripped.startswith(("```", "~~~")) and not fence:
+            fence = True
+        elif not stripped or stripped.startswith(("```", "~~~")) or len(stripped) > 1024:
+            break
+        else:
+            continue
+        line = ""
+    return first, found, last
+
+
+def _recovery_codes(doc: Doc) -> list[Candidate]:
+    """Two or more codes listed under `recovery codes`/`backup codes`; numbered seed phrases of 12-24
+    lower-case words under `seed phrase`/`mnemonic`; BitLocker recovery keys wherever they are."""
+    lowered = doc.lowered
+    out: list[Candidate] = []
+    if "code" in lowered and any(w in lowered for w in ("recovery", "backup", "2fa", "mfa", "one-time", "emergency")):
+        labels, haystack = doc.caseless(_CODES_LABEL)
+        read = -1  # labels inside a list already read are items, not labels (and linear time)
+        for label in labels.finditer(haystack):
+            if label.start() < read:
+                continue
+            first, codes, read = _listed_after(doc, label.end(), _CODE)
+            real = [c for c in codes if any(ch.isdigit() for ch in c) and not rules.is_placeholder(c)]
+            if len(real) >= 2 and len(set(real)) == len(real):
+                out.append((first, "recovery-codes", " ".join(real)))
+    if "phrase" in lowered or "mnemonic" in lowered or "seed words" in lowered or "bip" in lowered:
+        labels, haystack = doc.caseless(_PHRASE_LABEL)
+        read = -1
+        for label in labels.finditer(haystack):
+            if label.start() < read:
+                continue
+            first, words, read = _listed_after(doc, label.end(), r"(?<![A-Za-z])[a-z]{3,8}(?![A-Za-z])")
+            if len(words) in _PHRASE_WORDS and not _NOT_SEED_WORDS.intersection(words):
+                out.append((first, "seed-phrase", " ".join(words)))
+    if rx(r"[0-9]{6}-[0-9]{6}-[0-9]{6}").search(doc.runs):
+        # A BitLocker recovery key: eight groups of six digits, each a multiple of 11 below 720896.
+        text = doc.text
+        for match in rx(r"[0-9]{6}(?:-[0-9]{6}){7}(?![0-9-])").finditer(text):
+            groups = [int(group) for group in match.group(0).split("-")]
+            if match.start() and text[match.start() - 1] in "0123456789-":
+                continue
+            if all(group % 11 == 0 and group < 720896 for group in groups) and len(set(groups)) > 2:
+                out.append((match.start(), "bitlocker-recovery-key", match.group(0)))
+    return out
+
+
+FINDERS = (_label_then_value, _lone_labels, _tables, _recovery_codes)
