@@ -460,6 +460,7 @@ def test_labels_without_an_operator(text: str, detector: str) -> None:
         "| Key | Action |\n|---|---|\n| Ctrl+Shift+P | command palette |",
         "| Secret | Used by |\n|---|---|\n| DB_PASSWORD | api |\n| STRIPE_KEY | billing |",
         "name,password_last_changed\nalice,2024-01-05",
+        "| API key | Owner |\n|---|---|\n| key-prod-01 | alice |\n| ci_deploy_2024 | bob |\n| ro-v2 | ci |",
         "We keep the password  and the token in the vault.\nAsk  Sam  for  access.",
     ],
 )
@@ -555,6 +556,8 @@ def test_public_key_material_without_armour_stays_clean() -> None:
         ("Order {order}", False),
         ("4242 4242 4242 4242 and 4000 0025 0000 3155 are Stripe's test cards", False),
         ("IBAN DE89 3704 0044 0532 0130 00", False),
+        ("Order {dashed} arrived", False),  # grouped, but its line says what it is
+        ("Order {dashed}, paid with the company card", True),
         ("Timestamp 1700000000000, phone +44 20 7946 0958", False),
         ("{bad_check}", False),
     ],

@@ -237,7 +237,19 @@ def _cell_is_secret(cell: str, kind: str) -> bool:
         return rx(r"[0-9]{4,12}").fullmatch(value) is not None and len(set(value)) > 1
     if " " in value:
         return kind == "password" and passphrase_like(value, 4)
+    if kind != "password" and not quoted and _identifier_like(value):
+        return False  # the name of a key (`ci_deploy_2024`, `staging-readonly-v2`), not the key
     return assigned_value_ok(value, quoted, kind)
+
+
+def _identifier_like(value: str) -> bool:
+    """Words and short numbers joined by `-`, `_` or `.`: what people name keys and secrets."""
+    parts = rx(r"[-_.]").split(value)
+    return len(parts) >= 2 and all(
+        rx(r"[A-Za-z]{2,16}[0-9]{0,4}|[0-9]{1,4}|v[0-9]{1,3}").fullmatch(part)
+        and (part.isdigit() or part[:1] == "v" or any(vowel in part.lower() for vowel in "aeiouy"))
+        for part in parts
+    )
 
 
 # --- recovery codes and seed phrases, under a label that says so ---------------------------------------

@@ -5,8 +5,9 @@ first fields say so (a version 0 or 1, then a modulus, an algorithm or the key o
 encryption algorithm, then the encrypted key). Certificates, public keys and certificate requests
 decode to other structures and are left alone: they are public by design, and a note may well keep
 one. A payment card number is 13 to 19 digits that a real issuer's prefix and length allow and the
-Luhn check accepts; written in groups (`4242 4242 4242 4242`) it stands alone, run together it needs
-a word about cards on its line or the line above, since long ids and timestamps are digits too.
+Luhn check accepts; written in groups (`4242 4242 4242 4242`) it stands alone unless its line calls it
+an order, invoice, ticket or serial number; run together it needs a word about cards on its line or
+the line above, since long ids and timestamps are digits too.
 Both detectors wait for literal text (a DER prefix, a digit group) before any expression runs.
 """
 
@@ -114,6 +115,8 @@ _CARD_WORDS = (
     r"(?:card|credit|debit|visa|mastercard|amex|american express|discover|jcb|diners|unionpay|maestro"
     r"|\bcc\b|\bccn\b|\bpan\b|\bcvv|\bcvc|karte|tarjeta|carte|cartão)"
 )
+# Numbers that are grouped like cards without being one, when no card word says otherwise.
+_OTHER_NUMBER_WORDS = r"order|invoice|tracking|ticket|meeting|serial|licen[cs]e|isbn|iban|imei|phone|\btel\b|\bfax\b"
 # Test numbers that card networks and payment providers publish (Stripe, Adyen, Braintree...), as
 # fingerprints like `secrets.KNOWN_EXAMPLES`; ones with few distinct digits are turned away anyway.
 _PUBLISHED_TEST_CARDS = words(
@@ -134,15 +137,18 @@ def _cards(doc: Doc) -> list[Candidate]:
             if start and text[start - 1] in _NOT_BEFORE_CARD:
                 continue
             digits = match.group(0).replace(" ", "").replace("-", "")
-            if card_number(digits) and (alone or _near_card_word(doc, start)):
+            if not card_number(digits):
+                continue
+            near = _words_near(doc, start)
+            if rx(_CARD_WORDS).search(near) or (alone and not rx(_OTHER_NUMBER_WORDS).search(near)):
                 out.append((start, "payment-card", digits))
     return out
 
 
-def _near_card_word(doc: Doc, offset: int) -> bool:
+def _words_near(doc: Doc, offset: int) -> str:
+    """The line of `offset` and the line above, in lower case."""
     index = doc.line_of(offset) - 1
-    around = "\n".join(doc.lines[max(0, index - 1) : index + 1]).lower()
-    return rx(_CARD_WORDS).search(around) is not None
+    return "\n".join(doc.lines[max(0, index - 1) : index + 1]).lower()
 
 
 def card_number(digits: str) -> bool:
