@@ -97,16 +97,16 @@ _LONE_VALUE = r"[ \t>]{0,16}([\"'`]?)([^\s\"'`]{6,256}|[a-z]{3,12}(?: [a-z]{3,12
 def _lone_labels(doc: Doc) -> list[Candidate]:
     """`Password` (or `**API key:**`, `- Token:`) alone on a line, the secret alone on the next."""
     out: list[Candidate] = []
-    lines = doc.lines
+    text = doc.text
     lone_label = rx(_LONE_LABEL)
-    for index in doc.hit_lines:
-        if len(lines[index]) > 64:
+    for index, start, end in doc.hit_lines:
+        if end - start > 64:
             continue
-        label = lone_label.fullmatch(lines[index])
+        label = lone_label.fullmatch(text, start, end)
         kind = secret_name(label.group(1)) if label else ""
-        if not kind or (label and _bare_verb(label.group(1)) and ":" not in lines[index]):
+        if not kind or (label and _bare_verb(label.group(1)) and ":" not in text[start:end]):
             continue
-        below = _value_below(lines, index)
+        below = _value_below(doc.lines, index)
         if below is None:
             continue
         number, quoted, value = below
@@ -186,12 +186,13 @@ def _separator(line: str) -> str:
 def _tables(doc: Doc) -> list[Candidate]:
     """Cells under a header that names a password, secret, token, API key or PIN column."""
     out: list[Candidate] = []
-    lines = doc.lines
+    text = doc.text
     read = -1  # the last row read as part of a table: its rows are not headers of another (linear time)
-    for index in sorted(_header_candidates(doc)):
-        separator = _separator(lines[index]) if index > read else ""
-        if not separator or len(lines[index]) > 4096:
+    for index, start, end in sorted(_header_candidates(doc)):
+        separator = _separator(text[start:end]) if index > read and end - start <= 4096 else ""
+        if not separator:
             continue
+        lines = doc.lines
         header = _split(lines[index], separator)
         if separator != "|" and not all(rx(_PLAIN_NAME).fullmatch(cell) for cell in header):
             continue  # outside Markdown, a header row is plain names (no quotes, calls or punctuation)
@@ -215,14 +216,18 @@ def _tables(doc: Doc) -> list[Candidate]:
     return out
 
 
-def _header_candidates(doc: Doc) -> set[int]:
-    """Lines that could be a header: those with a secret keyword, and those naming a PIN (not a keyword)."""
+def _header_candidates(doc: Doc) -> set[tuple[int, int, int]]:
+    """Lines that could be a header, as `Doc.hit_lines` gives them: those with a secret keyword, and
+    those naming a PIN (not a keyword)."""
     found = set(doc.hit_lines)
+    if "pin" not in doc.lowered:
+        return found
     lowered = doc.lowered if len(doc.lowered) == len(doc.text) else ""  # when lower-casing kept every offset
     for word, haystack in (("PIN", doc.text), ("pin code", lowered), ("pincode", lowered)):
         position = haystack.find(word) if word in haystack else -1
         while position >= 0:
-            found.add(doc.line_of(position) - 1)
+            index = doc.line_of(position) - 1
+            found.add((index, doc.starts[index], doc.starts[index] + len(doc.lines[index])))
             position = haystack.find(word, position + len(word))
     return found
 

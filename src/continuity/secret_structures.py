@@ -180,13 +180,24 @@ def _cookies(doc: Doc) -> list[Candidate]:
                 value = text[start + pair.start(2) : start + pair.end(2)]
                 if names.fullmatch(pair.group(1)) and "srf" not in pair.group(1) and _cookie_ok(value):
                     out.append((match.start(), "session-cookie", value))
-    if any(name in lowered for name in ("session=", "sessionid=", "sessid=", "sid=", "session-token=")):
+    if "sid=" in lowered or _session_assigned(lowered):
         bare, haystack = doc.caseless(_BARE_SESSION)
         for match in bare.finditer(haystack):
             value = text[match.start(2) : match.end(2)]
             if _cookie_ok(value):
                 out.append((match.start(), "session-cookie", value))
     return out
+
+
+def _session_assigned(lowered: str) -> bool:
+    """Whether some `…sess…` word is directly followed by `=` (notes say "session" often, assign it rarely)."""
+    at = lowered.find("sess")
+    while at >= 0:
+        name = lowered[at : at + 40].split(None, 1)[0] if not lowered[at].isspace() else ""
+        if "=" in name:
+            return True
+        at = lowered.find("sess", at + 4)
+    return False
 
 
 def _cookie_ok(value: str) -> bool:
