@@ -68,9 +68,56 @@ def pem_body(r: random.Random, lines: int, first: str = "MII") -> str:
     return "\n".join(raw[i : i + 64] for i in range(0, len(raw), 64))
 
 
+def encrypted_key_body(r: random.Random) -> str:
+    """An encrypted PKCS#8 key's base64 (PBES2 with PBKDF2 and AES-256-CBC), 64 characters a line:
+    the real structure, with random salt, IV and ciphertext."""
+    oid = bytes.fromhex
+    pbkdf2 = b"\x30\x1b" + oid("06092a864886f70d01050c") + b"\x30\x0e\x04\x08" + r.randbytes(8) + oid("02020800")
+    cipher = b"\x30\x1d" + oid("060960864801650304012a") + b"\x04\x10" + r.randbytes(16)
+    algorithm = b"\x30\x49" + oid("06092a864886f70d01050d") + b"\x30\x3c" + pbkdf2 + cipher
+    body = algorithm + b"\x04\x82\x04\xd0" + r.randbytes(1232)
+    raw = base64.b64encode(b"\x30\x82" + len(body).to_bytes(2, "big") + body).decode()
+    return "\n".join(raw[i : i + 64] for i in range(0, len(raw), 64))
+
+
 def pem(kind: str, body: str) -> str:
     label = f"{kind} PRIVATE KEY".strip()
     return f"{DASHES}BEGIN {label}{DASHES}\n{body}\n{DASHES}END {label}{DASHES}"
+
+
+PASSPHRASE_WORDS = ["maple", "otter", "cobalt", "quartz", "falcon", "harbor", "lantern", "meadow", "pepper"]
+PASSPHRASE_WORDS += ["violet", "canyon", "ember", "walrus", "zephyr"]
+
+
+def passphrase(r: random.Random, separator: str = "-", count: int = 4) -> str:
+    """Diceware style: a few common words, all lower case, joined by one separator."""
+    return separator.join(r.sample(PASSPHRASE_WORDS, count))
+
+
+SEED_WORDS = ["abandon", "ability", "absorb", "acoustic", "actress", "cabbage", "canyon", "dolphin", "eagle"]
+SEED_WORDS += ["fabric", "galaxy", "harvest", "island", "jungle", "kitten", "lemon", "meadow", "napkin", "orbit"]
+
+
+def luhn_completed(partial: str) -> str:
+    """`partial` with the Luhn check digit that makes it a well-formed card number."""
+    total = 0
+    for position, char in enumerate(reversed(partial)):
+        value = int(char) * (1 if position % 2 else 2)
+        total += value - 9 if value > 9 else value
+    return partial + str(-total % 10)
+
+
+def card(r: random.Random, prefix: str = "4", length: int = 16, group: str = " ") -> str:
+    """A random, Luhn-valid card number with an issuer's prefix, grouped like Visa's (or Amex's 4-6-5)."""
+    digits = luhn_completed(prefix + "".join(r.choice(string.digits) for _ in range(length - len(prefix) - 1)))
+    if not group:
+        return digits
+    sizes = (4, 6, 5) if length == 15 else (4,) * (length // 4) + ((length % 4,) if length % 4 else ())
+    parts, at = [], 0
+    for size in sizes:
+        parts.append(digits[at : at + size])
+        at += size
+    return group.join(parts)
 
 
 def password(r: random.Random) -> str:
@@ -958,6 +1005,42 @@ VARIANT_SPECS: list[tuple[str, str, VariantBuilder]] = [
     ("password-german", "prose", _v(password, "Das WLAN-Passwort ist {s}.")),
     ("password-chinese", "prose", _v(password, "数据库密码是{s}，请勿外传。")),
     ("credential-pair", "prose", _v(password, "Login: admin / {s}")),
+    ("passphrase-assignment", "assignment", _v(passphrase, "wifi:\n  ssid: lab\n  password: {s}")),
+    ("passphrase-run-together", "prose", _v(lambda r: passphrase(r, ""), "The wifi password is {s}")),
+    ("label-without-operator", "prose", _v(lambda r: rs(r, HEX, 64), "api secret {s}")),
+    ("label-above-value", "prose", _v(password, "Router admin\n\nPassword:\n{s}")),
+    (
+        "password-table",
+        "table",
+        _v(password, "| service | user | password |\n|---|---|---|\n| cache | app | *** |\n| db | app | {s} |"),
+    ),
+    ("password-csv", "table", _v(password, "name,url,username,password\nGitHub,https://github.com,alice,{s}")),
+    ("token-table-plain", "table", _v(_gen("", ALNUM, 32), "service   token\nci        {s}")),
+    ("session-cookie-header", "header", _v(_gen("", HEX, 32), "Cookie: sessionid={s}; csrftoken=abc; theme=dark")),
+    ("session-cookie-bare", "header", _v(_gen("", ALNUM, 40), "PHPSESSID={s}")),
+    ("private-key-body-wrapped", "key-block", _v(lambda r: pem_body(r, 1, "MIIEpAIBAAKCAQEA"), "{s}\n" + "Zm9v" * 16)),
+    ("private-key-body-one-line", "key-block", _v(lambda r: "MC4CAQAwBQYDK2VwBCIEI" + rs(r, B64, 43), "ED_KEY={s}")),
+    ("openssh-key-body", "key-block", _v(lambda r: "b3BlbnNzaC1rZXktdjEAAAAA" + rs(r, B64, 120), "key body:\n{s}")),
+    (
+        "recovery-codes",
+        "crypto",
+        _v(lambda r: "\n".join(f"{rs(r, HEX, 5)}-{rs(r, HEX, 5)}" for _ in range(6)), "GitHub recovery codes:\n\n{s}"),
+    ),
+    (
+        "seed-phrase",
+        "crypto",
+        _v(lambda r: " ".join(r.choice(SEED_WORDS) for _ in range(12)), "Seed phrase (paper copy in a safe):\n{s}"),
+    ),
+    ("payment-card-grouped", "payments", _v(card, "Company card for the cloud bill: {s}, exp 09/27")),
+    ("payment-card-amex", "payments", _v(lambda r: card(r, "37", 15, "-"), "Amex {s}")),
+    ("payment-card-run-together", "payments", _v(lambda r: card(r, "5412", 16, ""), "card_number: {s}")),
+    ("sentry-dsn", "observability", _v(_gen("", HEX, 32), "SENTRY_DSN=https://{s}@o450000.ingest.sentry.io/5800000")),
+    ("sentry-dsn-self-hosted", "observability", _v(_gen("", HEX, 32), "dsn: https://{s}@errors.example.com/3")),
+    (
+        "gcp-private-key-id",
+        "cloud",
+        _v(_gen("", HEX, 40), '{"type": "service_account", "project_id": "demo", "private_key_id": "{s}"}'),
+    ),
     ("netrc", "assignment", _v(_gen("", ALNUM, 24), "machine api.heroku.com\n  login me@example.com\n  password {s}")),
     ("sshpass", "url", _v(password, "sshpass -p '{s}' ssh deploy@bastion")),
     ("opaque-token-sentence", "prose", _v(_gen("", ALNUM, 32), "The deploy token is {s}, expires Friday.")),
@@ -1122,6 +1205,11 @@ def variant_negatives(seed: int = 3) -> list[Sample]:
         ("prose-about-secrets", "Password requirements: at least 12 characters, one digit, one symbol (e.g. !@#$)."),
         (
             "prose-about-secrets",
+            "The password is case-sensitive and auto-generated on first boot; the password is incomprehensible "
+            "to most people.\npassword: see-the-vault\npassword: rotated-by-terraform\npassword: db-admin-password",
+        ),
+        (
+            "prose-about-secrets",
             f"The SSH key fingerprint is SHA256:{rs(r, B64, 43)}. The GPG key ID is 3AA5C34371567BD2.",
         ),
         (
@@ -1143,8 +1231,67 @@ def variant_negatives(seed: int = 3) -> list[Sample]:
             "    password: AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq" + rs(r, B64, 200),
         ),
         ("ids", f"trace_id={rs(r, HEX, 32)} span_id={rs(r, HEX, 16)}; Cloudflare zone id {rs(r, HEX, 32)}"),
-        ("ids", f"SENTRY_DSN=https://{rs(r, HEX, 32)}@o123456.ingest.sentry.io/1234567"),
+        (
+            "ids",
+            f"SENTRY_DSN=https://examplePublicKey@o0.ingest.sentry.io/0\nSentry issue {rs(r, HEX, 32)}\n"
+            f"https://{rs(r, HEX, 32)}@gitlab.example.com/group/project\nsession: {rs(r, HEX, 32)}",
+        ),
+        (
+            "numbers",
+            f"Order {rs(r, '0123456789', 16)} shipped at 1700000000000; call +44 20 7946 0958 or 415-555-0132.\n"
+            "IBAN DE89 3704 0044 0532 0130 00; ISBN 978-3-16-148410-0; build 4539148803436467 passed.\n"
+            "Stripe's test cards: 4242 4242 4242 4242, 4000 0025 0000 3155, 3782 822463 10005.\n"
+            f"Invoice 4539 1488 0343 6468 (not a card: bad check digit); snowflake {rs(r, '0123456789', 18)}",
+        ),
+        (
+            "x509-certificate",
+            "Pinned certificate, no armour:\n" + pem_body(r, 3, "MIIDdzCCAl+gAwIBAgIJ") + "\n"
+            "Public key: MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + rs(r, B64, 40) + "\n"
+            "PKCS#8 keys start with MIIEvQIBADANBgkqhkiG9w0BAQEFAASC...",
+        ),
+        (
+            "prose-about-secrets",
+            "Recovery codes are stored in 1Password. Save your backup codes somewhere safe.\n"
+            "The seed phrase is never stored anywhere in our systems and must be kept offline.\n"
+            "Mnemonic for the OSI layers:\nplease do not throw sausage pizza away\n"
+            "Backup codes: see the vault. Recovery code: 2024-01-15. Random seed 42.",
+        ),
+        (
+            "cookie-without-secrets",
+            "Cookie: theme=dark; lang=en; _ga=GA1.2.1234567890.1700000000\n"
+            "Set-Cookie: sessionid=; expires=Thu, 01 Jan 1970 00:00:00 GMT\nCookie: session=<session-id>\n"
+            f"Cookie: csrftoken={rs(r, ALNUM, 32)}\nThe session cookie is HttpOnly; sessions last 30 minutes.",
+        ),
+        (
+            "service-account-without-key",
+            fenced(
+                "json",
+                '{"type": "service_account", "project_id": "demo", "private_key_id": "your-private-key-id",\n'
+                ' "private_key": "-----BEGIN PRIVATE KEY-----\\n...\\n-----END PRIVATE KEY-----\\n",\n'
+                ' "client_email": "ci@demo.iam.gserviceaccount.com", "client_id": "123456789012345678901"}',
+            ),
+        ),
         ("public-key-pem", f"[Peer]\nPublicKey = {b64(32)}\nAllowedIPs = 10.0.0.2/32"),
+        (
+            "table-without-secrets",
+            "| Service | Password |\n|---|---|\n| db | see 1Password |\n| api | `$API_PASSWORD` |\n| cache | *** |\n"
+            "| web | |\n| legacy | vault:kv/legacy#pw |",
+        ),
+        (
+            "table-without-secrets",
+            "| Token | Meaning |\n|---|---|\n| EOF | end of input |\n| IDENT | an identifier |\n\n"
+            "| Pin | Function |\n|---|---|\n| 1 | VCC |\n| 2 | GND |",
+        ),
+        (
+            "table-without-secrets",
+            f"| Setting | Password policy | Token TTL |\n|---|---|---|\n| prod | 12 chars | 3600 |\n\n"
+            f"name,password_last_changed,key_id\nalice,2024-01-05,{rs(r, HEX, 16)}",
+        ),
+        (
+            "prose-about-secrets",
+            f"cache key {rs(r, HEX, 64)}\nThe token endpoint is https://auth.example.com/oauth2/v1/token\n\n"
+            "Password\nSee the team vault.\n\n**API key:**\n`$OPENAI_API_KEY`",
+        ),
         ("url-without-credentials", "docker run -p 8080:80 -e PASSWORD_FILE=/run/secrets/pw nginx\nssh -p 2222 host"),
     ]
     return [_neg(r, category, body) for category, body in items]

@@ -306,6 +306,26 @@ MIB = 1024 * 1024
         "password: x\n" * 100_000,
         "key = 'abcdefgh12345678'\n" * 100_000,
         "\n" * 100_000,
+        "| password |\n|---|\n" + "| Zx9!kLm2q |\n" * 50_000,
+        "|" + " password |" * 5000 + "\n|" + "---|" * 5000 + "\n",
+        "| token |\n|" + "-|" * (MIB // 2),
+        "Password\n" * 100_000,
+        "api secret " * (MIB // 11),
+        "PIN " * (MIB // 4),
+        "name,password\n" + "a,Zx9!kLm2q\n" * 80_000,
+        "name,password\n" * 100_000,
+        "| password | token |\n|---|---|\n" * 50_000,
+        "Cookie: " + "session=abcdefgh12345678;" * (MIB // 25),
+        "sessionid=" * (MIB // 10),
+        ("https://" + "a" * 32 + "@sentry.io/1 ") * (MIB // 60),
+        "4111 " * (MIB // 5),
+        "4" * MIB,
+        "MIIxxxxxxxxxxxxxxxxxxxxxxx " * (MIB // 27),
+        ("MIIB" + "A" * 60 + "\n") * 16_000,
+        "recovery codes: " + "1a2b3-c4d5e " * (MIB // 12),
+        "seed phrase\n" + "abandon\n" * 100_000,
+        "backup code recovery " * (MIB // 21),
+        "123456-" * (MIB // 7),
     ],
     ids=lambda t: repr(t[:12]),
 )
@@ -350,3 +370,251 @@ def test_a_secret_is_found_whatever_text_surrounds_its_line(noise: str, index: i
     clean = noise.replace("\r", " ").replace("\n", " ")
     text = clean + "\n" + sample.text + "\n" + clean
     assert scan_text(sample.text) == [] or scan_text(text)
+
+
+# --- shapes added later: passphrases, labels without an operator, cookies, DSNs, tables, key bodies,
+# card numbers, values under a lone label. Values are assembled so that no line here reads as one.
+
+HORSE = "-".join(["correct", "horse", "battery", "staple"])
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("password: " + HORSE, "secret-assignment"),
+        ("WIFI_PASSWORD=" + "unsaid-outpost-stunned", "secret-assignment"),
+        ('passphrase = "' + HORSE.replace("-", " ") + '"', "secret-assignment"),
+        ("password: " + HORSE.replace("-", ""), "secret-assignment"),
+        ("The wifi password is " + HORSE.replace("-", ""), "password-sentence"),
+        ("The password is " + HORSE + ".", "password-sentence"),
+    ],
+)
+def test_passphrases(text: str, detector: str) -> None:
+    assert detector in {f.detector for f in scan_text(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: see-the-vault",
+        "password: db-admin-password",
+        "password: rotated-by-terraform",
+        "password: same-as-staging",
+        "password: read_write_access_level",
+        "password = settings.database.admin",
+        "password hint: first-pet-name-lowercase",
+        "The password is case-sensitive.",
+        "The password is auto-generated on first boot.",
+        "the password is incomprehensible; the password is uncharacteristically long",
+        "The password is straightforward to reset.",
+        "The password is never-shared-with-anyone.",
+        "The password is xxxxxxxxxxxxxxxxxx",
+        "Das Passwort ist benutzerdefiniert",
+    ],
+)
+def test_passphrase_look_alikes_stay_clean(text: str) -> None:
+    assert scan_text(text) == []
+
+
+HEX64 = "3f7a9c2e8b1d4f6a0c5e7b9d2f4a6c8e" + "1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a"
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("api secret " + HEX64, "labelled-secret"),
+        ("Webhook signing key `" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0L" + "`.", "labelled-secret"),
+        ("Password\n" + PW, "labelled-secret"),
+        ("**Password:**\n\n`" + PW + "`", "labelled-secret"),
+        ("- API key:\n  " + "a8F3kd92LsQ0pW7zX1cV5bN4", "labelled-secret"),
+        ("Passphrase\n" + HORSE.replace("-", " "), "labelled-secret"),
+        ("| service | user | password |\n|---|---|---|\n| db | app | " + PW + " |", "secret-table-cell"),
+        ("| Service | API key |\n| :-- | --: |\n| maps | " + "a8F3kd92LsQ0pW7zX1cV5bN4" + " |", "secret-table-cell"),
+        ("| Card | PIN |\n|---|---|\n| debit | 48" + "21 |", "secret-table-cell"),
+        ("name,url,username,password\nGitHub,https://github.com,alice," + PW, "secret-table-cell"),
+        ("service\tuser\tpassword\ndb\tapp\t" + PW, "secret-table-cell"),
+        ("service   user   password\ndb        app    " + PW, "secret-table-cell"),
+    ],
+)
+def test_labels_without_an_operator(text: str, detector: str) -> None:
+    assert detector in {f.detector for f in scan_text(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cache key " + HEX64,
+        "GPG key 3AA5C34371567BD2 and key id " + HEX64[:40],
+        "public key " + "MCowBQYDK2VwAyEA" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0Lz",
+        "token endpoint https://auth.example.com/oauth2/v1/token/refresh",
+        "the secret " + "api/v1/tokens/refresh/rotate/settings",
+        "Password\nSee the team vault.\n\n**API key:**\n`$OPENAI_API_KEY`\n\nToken\nrefreshed-hourly",
+        "- password\n- 2fa-recovery\n- token",
+        "## Secrets\n\nNone.\n\n## Token\n\nEOF",
+        "password:\n  secretKeyRef: db\n\nPassword:\nvault:kv/data/db#password",
+        "| Service | Password |\n|---|---|\n| db | see 1Password |\n| api | `$API_PASSWORD` |\n| cache | *** |\n"
+        "| web | |\n| legacy | vault:kv/legacy#pw |\n| old | n/a |\n| new | — |",
+        "| Token | Meaning |\n|---|---|\n| EOF | end of input |\n| IDENT | identifier |\n| STRING_LITERAL | string |",
+        "| Pin | Function |\n|---|---|\n| 1 | VCC |\n| 2 | GND |",
+        "| Setting | Password policy | Token TTL |\n|---|---|---|\n| prod | 12 chars, 1 digit | 3600 |",
+        "| Key | Action |\n|---|---|\n| Ctrl+Shift+P | command palette |",
+        "| Secret | Used by |\n|---|---|\n| DB_PASSWORD | api |\n| STRIPE_KEY | billing |",
+        "name,password_last_changed\nalice,2024-01-05",
+        "| API key | Owner |\n|---|---|\n| key-prod-01 | alice |\n| ci_deploy_2024 | bob |\n| ro-v2 | ci |",
+        "We keep the password  and the token in the vault.\nAsk  Sam  for  access.",
+    ],
+)
+def test_label_look_alikes_stay_clean(text: str) -> None:
+    assert scan_text(text) == []
+
+
+SID = "8f2a9c1e7b3d4f6a" + "0e5c2b8d9a1f3e7c"
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("Cookie: session=" + SID, "session-cookie"),
+        ("Cookie: sessionid=" + SID + "; csrftoken=" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0L", "session-cookie"),
+        ("sessionid=" + SID, "session-cookie"),
+        ("Set-Cookie: _myapp_session=" + SID + "; Path=/; HttpOnly", "session-cookie"),
+        ("curl -b 'PHPSESSID=" + SID + "' https://app.internal", "session-cookie"),
+        ("connect.sid=s%3A" + SID + "." + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0L", "session-cookie"),
+        ("https://" + "3b1f8a2c9d4e4f6a" + "8b0c2d4e6f8a0b1c" + "@o450000.ingest.sentry.io/5800000", "sentry-dsn"),
+        ("SENTRY_DSN=https://" + SID + "@sentry.internal.example/12", "sentry-dsn"),
+        ("dsn: https://" + SID + "@errors.example.com/3", "sentry-dsn"),
+        ('"private_key_id": "' + "abcdef0123456789" * 2 + "abcdef01" + '"', "gcp-private-key-id"),
+        ("PRIVATE_KEY_ID=" + SID + "abcdef01", "gcp-private-key-id"),
+    ],
+)
+def test_cookies_dsns_and_key_ids(text: str, detector: str) -> None:
+    assert detector in {f.detector for f in scan_text(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Cookie: theme=dark; lang=en",
+        "Cookie: _ga=GA1.2.1234567890.1700000000; _gid=GA1.2.987654321.1700000000",
+        "Set-Cookie: sessionid=; expires=Thu, 01 Jan 1970 00:00:00 GMT",
+        "Cookie: session=<session-id>\nsessionid=${SESSION_ID}\nsessionid=abc123",
+        "Cookie: csrftoken=" + "Zx8Lm2Pw9Rt4Yu7Io1As3Df5Gh6Jk0L",
+        "session: " + SID + "\nsession_id=" + SID,
+        "CLAUDE_SESSION_ID=3f2a5c1e-7b3d-4f6a-8e5c-2b8d9a1f3e7c",
+        "The session cookie is HttpOnly; the session lasts 30 minutes.",
+        "https://examplePublicKey@o0.ingest.sentry.io/0",
+        "Sentry issue " + SID + ": see https://sentry.io/organizations/acme/issues/4500000/",
+        "https://" + SID + "@gitlab.example.com/group/project",
+        '"private_key_id": "your-private-key-id"',
+        '"private_key_id": "' + "0" * 40 + '"',
+    ],
+)
+def test_cookie_and_dsn_look_alikes_stay_clean(text: str) -> None:
+    assert scan_text(text) == []
+
+
+def test_private_key_bodies_without_armour() -> None:
+    r = random.Random(6)
+    rsa = corpus.pem_body(r, 3, "MIIEpAIBAAKCAQEA")  # SEQUENCE { INTEGER 0, INTEGER modulus …
+    pkcs8 = corpus.pem_body(r, 3, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC")  # { INTEGER 0, AlgorithmIdentifier …
+    encrypted = corpus.encrypted_key_body(r)  # { AlgorithmIdentifier PBES2 …, OCTET STRING }
+    ec = "MHcCAQEEI" + corpus.rs(r, corpus.B64, 155)  # SEC1: { INTEGER 1, OCTET STRING key …
+    ed25519 = "MC4CAQAwBQYDK2VwBCIEI" + corpus.rs(r, corpus.B64, 43)
+    for text in (rsa, pkcs8, encrypted, "  key: |\n    " + ec.replace("\n", "\n    "), f"ED_KEY={ed25519}"):
+        findings = scan_text(text)
+        assert "private-key-body" in {f.detector for f in findings}, text
+        assert all(text.split("\n")[-1][:16] not in f.describe() for f in findings)
+    escaped = rsa.replace("\n", "\\n")
+    assert "private-key-body" in {f.detector for f in scan_text(f'{{"key": "{escaped}"}}')}
+    assert "private-key-body" in {f.detector for f in scan_text("b3BlbnNzaC1rZXktdjEAAAAA" + "Zx8L" * 30)}
+
+
+def test_public_key_material_without_armour_stays_clean() -> None:
+    r = random.Random(7)
+    certificate = corpus.pem_body(r, 8, "MIIDdzCCAl+gAwIBAgIJ")  # SEQUENCE { SEQUENCE tbsCertificate …
+    spki = corpus.pem_body(r, 6, "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA")  # { AlgorithmIdentifier, BIT STRING
+    rsa_public = corpus.pem_body(r, 4, "MIIBCgKCAQEA")  # { INTEGER modulus (long) …
+    csr = corpus.pem_body(r, 5, "MIICijCCAXICAQAwRTELMAkG")
+    random_base64 = corpus.pem_body(r, 4, "MII")
+    for text in (certificate, spki, rsa_public, csr, random_base64, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC..."):
+        assert scan_text(text) == [], text
+    # Inside armour a body is the private-key detector's (or public, as here), never read twice.
+    body = corpus.pem_body(r, 4, "MIIEpAIBAAKCAQEA")
+    assert scan_text("-----BEGIN CERTIFICATE-----\n" + body + "\n-----END CERTIFICATE-----") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("card: {c}", True),
+        ("Company card {c}, exp 09/27, CVC in 1Password", True),
+        ("{dashed}", True),
+        ("{amex}", True),
+        ("card_number={run}", True),
+        ("Visa ending 1234; full number\n{run}", True),
+        ("Build {run} passed", False),  # run together, no word about cards nearby
+        ("Order {order}", False),
+        ("4242 4242 4242 4242 and 4000 0025 0000 3155 are Stripe's test cards", False),
+        ("IBAN DE89 3704 0044 0532 0130 00", False),
+        ("Order {dashed} arrived", False),  # grouped, but its line says what it is
+        ("Order {dashed}, paid with the company card", True),
+        ("Timestamp 1700000000000, phone +44 20 7946 0958", False),
+        ("{bad_check}", False),
+    ],
+)
+def test_payment_card_numbers(text: str, found: bool) -> None:
+    r = random.Random(8)
+    values = {
+        "c": corpus.card(r),
+        "dashed": corpus.card(r, "5412", group="-"),
+        "amex": corpus.card(r, "37", 15),
+        "run": corpus.card(r, "4", group=""),
+        "order": "".join(r.choice(string.digits) for _ in range(16)).replace("0", "1", 1),
+    }
+    good = values["c"].replace(" ", "")
+    wrong = good[:15] + str((int(good[15]) + 1) % 10)
+    values["bad_check"] = " ".join(wrong[i : i + 4] for i in range(0, 16, 4))
+    text = text.format(**values)
+    findings = scan_text(text)
+    assert ("payment-card" in {f.detector for f in findings}) is found, text
+    assert all(good not in f.describe() for f in findings)
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("GitHub recovery codes:\n\n{codes}", "recovery-codes"),
+        ("## 2FA backup codes\n```\n{codes}\n```", "recovery-codes"),
+        ("Backup codes: 4821 7730, 9156 2284, 3307 6619", "recovery-codes"),
+        ("Seed phrase: {seed}", "seed-phrase"),
+        ("Wallet recovery phrase\n{numbered}", "seed-phrase"),
+        ("BitLocker recovery key {bitlocker}", "bitlocker-recovery-key"),
+    ],
+)
+def test_recovery_codes_and_seed_phrases(text: str, detector: str) -> None:
+    r = random.Random(10)
+    seed = [r.choice(corpus.SEED_WORDS) for _ in range(12)]
+    values = {
+        "codes": "\n".join(f"{corpus.rs(r, corpus.HEX, 5)}-{corpus.rs(r, corpus.HEX, 5)}" for _ in range(8)),
+        "seed": " ".join(seed),
+        "numbered": "\n".join(f"{i}. {word}" for i, word in enumerate(seed, start=1)),
+        "bitlocker": "-".join(str(11 * r.randint(1, 65535)).rjust(6, "0") for _ in range(8)),
+    }
+    assert detector in {f.detector for f in scan_text(text.format(**values))}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Recovery codes are stored in 1Password.",
+        "Save your recovery codes somewhere safe.\n\nNext steps: enable SSO.",
+        "Recovery codes:\n- regenerate after use\n- keep offline\n\nbackup code 12345678",
+        "The seed phrase is never stored anywhere in our systems and must be kept offline.",
+        "Mnemonic: every good boy deserves fudge\nseed phrase: twelve words written on paper in the safe at home",
+        "Mnemonic for OSI layers:\nplease do not throw sausage pizza away",
+        "123456-123456-123456-123456-123456-123456-123456-123456",
+        "random seed 42; phrase search enabled",
+    ],
+)
+def test_recovery_code_look_alikes_stay_clean(text: str) -> None:
+    assert scan_text(text) == []

@@ -37,7 +37,7 @@ _BOOLEAN_LEADS = words("is has use no require show enable disable allow min max"
 
 
 @lru_cache(maxsize=512)
-def _secret_name(name: str) -> str:
+def secret_name(name: str) -> str:
     """Classify a name: "password", "key", "secret", or "" when it does not name a secret.
 
     The last secret word of the name decides; passwords are chosen by people, keys and secrets are
@@ -88,16 +88,16 @@ def _assignments(doc: Doc) -> list[Candidate]:
             continue
         value, quoted, resume = assigned
         if name.lower() in _SECRET_WORDS or name.lower() == "key":
-            begin, name = _with_word_before(text, begin, name)  # "API key: …", "Stripe token = …"
-        kind = _secret_name(name)
+            begin, name = with_word_before(text, begin, name)  # "API key: …", "Stripe token = …"
+        kind = secret_name(name)
         if sealed and value.startswith("Ag") and len(value) > 100:
             continue  # a SealedSecret's ciphertext is meant to be committed
-        if kind and _assigned_value_ok(value, quoted, kind):
+        if kind and assigned_value_ok(value, quoted, kind):
             out.append((begin, "secret-assignment", value))
     return out
 
 
-def _with_word_before(text: str, begin: int, name: str) -> tuple[int, str]:
+def with_word_before(text: str, begin: int, name: str) -> tuple[int, str]:
     """Extend a one-word name by the word before it on the same line, when there is one."""
     if begin < 2 or text[begin - 1] not in " \t":
         return begin, name
@@ -138,7 +138,7 @@ def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | 
 SCHEMA_WORDS = words("string text password hidden required optional secret number integer boolean object array")
 
 
-def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
+def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     """Is the value assigned to a secret-named key a literal secret (not a reference or a filler)?"""
     password = kind == "password"
     value = value.strip()
@@ -148,12 +148,14 @@ def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
         return False
     if value[0] in "$%" or (not quoted and value[0] in "!&@#|>*"):
         return False  # a reference, a format string, a YAML tag, anchor or block, a comment
-    if rules.is_placeholder(value) or "://" in value or rules.env_name(value):
-        return False
+    if rules.is_placeholder(value) or "://" in value or rules.env_name(value) or value.startswith("-----BEGIN"):
+        return False  # (a key block is the private-key detector's, which reads its body)
     if not quoted and any(c in value for c in "()[]{}"):
         return False  # code: a call, an index, a type
     if rx(r"[0-9:./ TZ+\-]+").fullmatch(value):
         return False  # a number, a date, a version
+    if password and (passphrase_like(value, 4 if " " in value else 3) or run_together(value)):
+        return True
     if rules.word_like(value):
         # A bare word is an identifier; a quoted one can be a (weak) password.
         return (
@@ -166,7 +168,7 @@ def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
         )
     if not quoted and rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value):
         return False  # attribute access in code: settings.DB_PASSWORD
-    if _path_like(value) or rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
+    if path_like(value) or rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
         return False  # a path or an e-mail address
     if password:
         return rules.char_classes(value) >= 2 or rules.looks_random(value, 12)
@@ -175,7 +177,48 @@ def _assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     return (rules.char_classes(value) >= 3 and len(value) >= 8) or rules.token_like(value)
 
 
-def _path_like(value: str) -> bool:
+# Words that make a run of words a note, a reference or an identifier rather than a passphrase
+# (`see-the-vault`, `stored in keychain`, `db-admin-password`); diceware lists avoid the short ones.
+_NOT_PASSPHRASE = words(
+    "the a an and or of to in on at by for from with via into see ask use using set per not no none never "
+    "same as is are was be been every each after before when then only also above below stored kept managed "
+    "rotated generated saved env environment var variable file path vault keychain keyring manager secret "
+    "secrets password passwords passwd pass passphrase token tokens key keys credential credentials db "
+    "database prod production staging dev test local admin user users app api service name ref reference "
+    "value default placeholder example required optional"
+)
+
+
+def passphrase_like(value: str, min_words: int) -> bool:
+    """Several lower-case words joined by hyphens or spaces (`correct-horse-battery-staple`), as diceware
+    and password managers generate them: no word is short, none is a word of references or settings
+    (underscores and dots join identifiers and attributes, not passphrases).
+    A run of ordinary words is a sentence, so callers ask for more words where prose is likely."""
+    match = rx(r"[a-z]{3,12}([- ])[a-z]{3,12}(?:\1[a-z]{3,12}){1,10}").fullmatch(value)
+    if match is None or len(value) < 16:
+        return False
+    parts = value.split(match.group(1))
+    return len(parts) >= min_words and not any(part in _NOT_PASSPHRASE for part in parts)
+
+
+# Endings of the long words prose puts after "the password is" (`incomprehensible`, `unrecoverable`).
+_PROSE_ENDINGS = tuple(
+    sorted(words("able ible ive ful less ous ing ed tion sion ment ness ity ally ly ward wise ant ent ence ance ic"))
+)
+
+
+def run_together(value: str) -> bool:
+    """Words run together into one long lower-case word (`correcthorsebatterystaple`): longer than
+    almost any English word, not ending like the adjectives and nouns sentences put there, and not
+    naming a secret itself (`vaultpasswordfile`)."""
+    if len(value) < 16 or not (value.isascii() and value.isalpha() and value.islower()):
+        return False
+    if value.endswith(_PROSE_ENDINGS) or rules.is_placeholder(value):
+        return False
+    return not any(word in value for word in ("password", "secret", "token", "vault"))
+
+
+def path_like(value: str) -> bool:
     """A file path (`/run/secrets/db`, `~/.aws/credentials`, `C:\\keys`), not key material that
     happens to start with a slash: no segment of it looks generated."""
     if not (value[0] in "/~." or rx(r"[A-Za-z]:\\").match(value)):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from continuity import secret_rules as rules
-from continuity.secret_assignments import SCHEMA_WORDS
+from continuity.secret_assignments import SCHEMA_WORDS, passphrase_like, run_together
 from continuity.secret_doc import Candidate, Doc, rx
 from continuity.secret_rules import words
 from continuity.secret_structures import credential_ok
@@ -44,7 +44,7 @@ def _sentences(doc: Doc) -> list[Candidate]:
         if op in (":", "=") and clause is None:
             continue
         password = keyword.lower().startswith("p")
-        if password and _spoken_password_ok(value, bool(quote)):
+        if password and (_spoken_password_ok(value, bool(quote)) or run_together(value.rstrip(".,;:!?)]"))):
             out.append((match.start(), "password-sentence", value))
         elif not password and _spoken_token_ok(value):
             out.append((match.start(), "secret-sentence", value))
@@ -60,7 +60,7 @@ def _spoken_password_ok(value: str, quoted: bool) -> bool:
         return False
     if "1password" in value.lower() or rx(r"[0-9:./\-]+").fullmatch(value):
         return False
-    if quoted:
+    if quoted or passphrase_like(value, 4):
         return True
     return not rules.word_like(value) and rules.char_classes(value) >= 2
 

@@ -31,6 +31,8 @@ class Doc:
         self._lines: list[str] | None = None
         self._lowered: str | None = None
         self._hits: list[tuple[int, int]] | None = None
+        self._hit_lines: list[tuple[int, int, int]] | None = None
+        self._runs: str | None = None
 
     @property
     def lowered(self) -> str:
@@ -54,6 +56,31 @@ class Doc:
                 found = rules.compiled(words, re.IGNORECASE).finditer(self.text)
             self._hits = [m.span() for m in found]
         return self._hits
+
+    @property
+    def runs(self) -> str:
+        """The token-character runs of `secret_rules.runs`: where any token or key body must lie."""
+        if self._runs is None:
+            self._runs = rules.runs(self.text)
+        return self._runs
+
+    @property
+    def hit_lines(self) -> list[tuple[int, int, int]]:
+        """(0-based index, start offset, end offset) of each line holding a keyword of `hits`, once each,
+        in order; counted with C-speed `count`/`find`, so a clean note never builds its line index."""
+        if self._hit_lines is None:
+            text, found = self.text, []
+            index, counted, end = 0, 0, -1
+            for start, _ in self.hits:
+                if start <= end:
+                    continue  # on the line found last
+                index += text.count("\n", counted, start)
+                counted = start
+                end = text.find("\n", start)
+                end = len(text) if end < 0 else end
+                found.append((index, text.rfind("\n", 0, start) + 1, end))
+            self._hit_lines = found
+        return self._hit_lines
 
     def caseless(self, pattern: str) -> tuple[re.Pattern[str], str]:
         """A case-blind matcher for a lower-case `pattern`, and the text to run it on.

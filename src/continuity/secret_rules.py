@@ -380,9 +380,9 @@ def runs(text: str) -> str:
     return "\n".join(compiled(RUN).findall(text))
 
 
-def token_candidates(text: str) -> list[tuple[int, str, str]]:
-    """(offset, detector, value) for every token-format match that passes its check."""
-    haystack = runs(text)
+def token_candidates(text: str, haystack: str | None = None) -> list[tuple[int, str, str]]:
+    """(offset, detector, value) for every token-format match that passes its check (`haystack`: the runs)."""
+    haystack = runs(text) if haystack is None else haystack
     out: list[tuple[int, str, str]] = []
     if not haystack:
         return out

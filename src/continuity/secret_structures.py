@@ -1,11 +1,12 @@
 """Secret detectors that recognise the structure around a value, not the value's own format.
 
 A PEM private key, a service-account JSON file, `scheme://user:password@host`, `curl -u`, an
-`Authorization` header, a Docker `auth` entry, a JSON Web Key with its private part, or the `data:`
-of a Kubernetes Secret: in each, the surrounding syntax says "this is a credential" and the value
-itself may be any string, so the checks here are about the container first and the value second
-(a reference, a filler or a port is not a password). Each detector is gated by a literal substring
-before any expression runs, since a clean prose note is the common case on the startup path.
+`Authorization` header, a Docker `auth` entry, a JSON Web Key with its private part, the `data:`
+of a Kubernetes Secret, a session cookie or a Sentry DSN: in each, the surrounding syntax says "this
+is a credential" and the value itself may be any string, so the checks here are about the container
+first and the value second (a reference, a filler or a port is not a password). Each detector is
+gated by a literal substring before any expression runs, since a clean prose note is the common case
+on the startup path.
 """
 
 from __future__ import annotations
@@ -44,11 +45,27 @@ def _private_keys(doc: Doc) -> list[Candidate]:
 
 
 def _service_accounts(doc: Doc) -> list[Candidate]:
+    """A service-account key file's `private_key`, and its `private_key_id`: the id alone opens nothing,
+    but it names the key (GitHub's secret scanning reports it too), and a file pasted with its key cut
+    out still says which key to revoke."""
     text = doc.text
-    if "service_account" not in text or "private_key" not in text:
-        return []
-    pattern = rx(r"\"private_key\"[ \t]{0,4}:[ \t]{0,4}\"(-----BEGIN[^\"]{40,8000})\"")
-    return [(m.start(), "gcp-service-account", m.group(1)) for m in pattern.finditer(text)]
+    out: list[Candidate] = []
+    if "service_account" in text and "private_key" in text:
+        # A key with its body (an elided one, `-----BEGIN…\\n...\\n-----END…`, holds nothing).
+        pattern = rx(
+            r"\"private_key\"[ \t]{0,4}:[ \t]{0,4}\""
+            r"(-----BEGIN[A-Z ]{0,40}-----(?:\\[nr]){0,4}[A-Za-z0-9+/=]{40}[^\"]{0,8000})\""
+        )
+        out.extend((m.start(), "gcp-service-account", m.group(1)) for m in pattern.finditer(text))
+    if "private_key_id" in doc.lowered:
+        matcher, haystack = doc.caseless(
+            r"private_key_id[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?([0-9a-f]{40})(?![0-9a-z])"
+        )
+        for m in matcher.finditer(haystack):
+            value = text[m.start(1) : m.end(1)]
+            if not rules.is_placeholder(value):
+                out.append((m.start(), "gcp-private-key-id", value))
+    return out
 
 
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
@@ -133,6 +150,90 @@ def _docker_auths(doc: Doc) -> list[Candidate]:
     return out
 
 
+# Cookies that hold a login: sessions, auth and remember-me tokens, Google's *SID (not CSRF tokens).
+_SESSION_COOKIE = (
+    r"(?:[a-z0-9_.\-]{0,40}(?:sess|auth|token|remember|logged_in|login|sid)[a-z0-9_.\-]{0,40}|jwt|sso)"
+)
+# Outside a Cookie header, only names that are a session cookie's and nothing else's.
+_BARE_SESSION = (
+    r"(?<![a-z0-9_.\-])(sessionid|sessid|phpsessid|jsessionid|asp\.net_sessionid|connect\.sid|laravel_session"
+    r"|ci_session|_[a-z0-9]{1,32}_session|[a-z0-9_.\-]{0,40}session-token)=([^\s;,\"'&<>`]{1,4096})"
+)
+
+
+def _cookies(doc: Doc) -> list[Candidate]:
+    """Session cookies: in `Cookie:`/`Set-Cookie:` headers, `curl -b`, and bare (`sessionid=…`)."""
+    lowered = doc.lowered
+    if "cookie" not in lowered and "sid=" not in lowered and "sess" not in lowered:
+        return []
+    text = doc.text
+    out: list[Candidate] = []
+    if "cookie" in lowered or " -b " in lowered:
+        header, haystack = doc.caseless(
+            r"(?:cookie[\"']?[ \t]{0,4}[:=][ \t]{0,4}|(?:^|[ \t])(?:-b|--cookie)[ \t]{1,4})"
+            r"[\"'`]?([^\n\"'`]{3,4096})"
+        )
+        pairs, names = rx(r"(?:^|;)[ \t]{0,8}([^=;\s]{1,128})=([^;\s]{0,4096})"), rx(_SESSION_COOKIE)
+        for match in header.finditer(haystack):
+            start = match.start(1)
+            for pair in pairs.finditer(haystack[start : match.end(1)]):
+                value = text[start + pair.start(2) : start + pair.end(2)]
+                if names.fullmatch(pair.group(1)) and "srf" not in pair.group(1) and _cookie_ok(value):
+                    out.append((match.start(), "session-cookie", value))
+    if "sid=" in lowered or _session_assigned(lowered):
+        bare, haystack = doc.caseless(_BARE_SESSION)
+        for match in bare.finditer(haystack):
+            value = text[match.start(2) : match.end(2)]
+            if _cookie_ok(value):
+                out.append((match.start(), "session-cookie", value))
+    return out
+
+
+def _session_assigned(lowered: str) -> bool:
+    """Whether some `…sess…` word is directly followed by `=` (notes say "session" often, assign it rarely)."""
+    at = lowered.find("sess")
+    while at >= 0:
+        name = lowered[at : at + 40].split(None, 1)[0] if not lowered[at].isspace() else ""
+        if "=" in name:
+            return True
+        at = lowered.find("sess", at + 4)
+    return False
+
+
+def _cookie_ok(value: str) -> bool:
+    """A cookie value that is a generated session id or token, not a filler or a reference."""
+    value = value.strip("\"'")
+    if len(value) < 16 or (value[0] in "$<{%" and not value.lower().startswith("s%3a")):
+        return False
+    pieces = rx(r"%[0-9A-Fa-f]{2}|[.:|_\-]").split(value)
+    return rules.token_like(max(pieces, key=len)) or rules.token_like(value)
+
+
+# scheme://<public key>[:<legacy secret key>]@host[:port]/[path/]<project id>
+_SENTRY_DSN = (
+    r"https?://([0-9a-f]{32})(?::[0-9a-f]{32})?@([A-Za-z0-9.\-]{1,253})(?::[0-9]{1,5})?/"
+    r"(?:[A-Za-z0-9_.\-]{1,64}/){0,4}[0-9]{1,20}(?![A-Za-z0-9])"
+)
+
+
+def _sentry_dsns(doc: Doc) -> list[Candidate]:
+    """Sentry DSNs, `https://<32 hex>@o1.ingest.sentry.io/2`: the key lets anyone send events into the
+    project. On a host not named sentry (self-hosted), only after `dsn` on its line."""
+    text = doc.text
+    if "@" not in text or "://" not in text or ("sentry" not in doc.lowered and "dsn" not in doc.lowered):
+        return []
+    out: list[Candidate] = []
+    for match in rx(_SENTRY_DSN).finditer(text):
+        key, host, start = match.group(1), match.group(2).lower(), match.start()
+        if "sentry" not in host:  # self-hosted: `dsn` must come before it on its line
+            before = text[max(0, start - 200) : start]
+            if "dsn" not in before[before.rfind("\n") + 1 :].lower():
+                continue
+        if rules.looks_random(key) and not rules.is_placeholder(key):
+            out.append((start, "sentry-dsn", key))
+    return out
+
+
 def _jwk_private_keys(doc: Doc) -> list[Candidate]:
     """A JSON Web Key with its private exponent `d` (a JWKS of public keys has none)."""
     text = doc.text
@@ -192,4 +293,6 @@ FINDERS = (
     _jwk_private_keys,
     _docker_auths,
     _kubernetes_secrets,
+    _cookies,
+    _sentry_dsns,
 )

@@ -5,12 +5,14 @@ shown. A finding names the line, a stable detector id and a short fingerprint (a
 value), never the value itself, so a notice, a log line or an exception can never leak what it found.
 
 Detectors: token formats with their prefixes (`secret_rules`); private key blocks, service-account
-JSON, credentials in URLs and `curl -u`, `Authorization` headers and Kubernetes Secrets
-(`secret_structures`); secret-named assignments in ENV, YAML, JSON, TOML and code
-(`secret_assignments`); passwords in sentences and shapes near a service's name such as AWS, Twilio,
-Mailgun (`secret_context`); and detect-secrets for the few formats it knows that we do not (here,
-behind one adapter). All of them read one `secret_doc.Doc`; this module runs them and turns what they
-return into findings.
+JSON, credentials in URLs and `curl -u`, `Authorization` headers, Kubernetes Secrets, session
+cookies and Sentry DSNs (`secret_structures`); secret-named assignments in ENV, YAML, JSON, TOML
+and code (`secret_assignments`); passwords in sentences and shapes near a service's name such as
+AWS, Twilio, Mailgun (`secret_context`); values that a label names without an operator, on the line
+below it or in a table column (`secret_labels`); private key bodies without their armour and
+payment card numbers, which prove what they are by their own structure (`secret_values`); and
+detect-secrets for the few formats it knows that we do not (here, behind one adapter). All of them
+read one `secret_doc.Doc`; this module runs them and turns what they return into findings.
 
 Cost matters because this runs on the session-start hook's cold path, where a clean prose note is the
 common case. Every detector is gated by literal substrings (C-speed `in`) before any expression runs;
@@ -24,7 +26,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from continuity import secret_assignments, secret_context, secret_rules as rules, secret_structures
+from continuity import (
+    secret_assignments,
+    secret_context,
+    secret_labels,
+    secret_rules as rules,
+    secret_structures,
+    secret_values,
+)
 from continuity.secret_doc import Candidate, Doc, rx
 
 ALLOWLIST_PRAGMA = "pragma: allowlist secret"
@@ -254,7 +263,7 @@ def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, st
 
 
 def _tokens(doc: Doc) -> list[Candidate]:
-    return rules.token_candidates(doc.text)
+    return rules.token_candidates(doc.text, doc.runs)
 
 
 _FINDERS = (
@@ -262,5 +271,7 @@ _FINDERS = (
     *secret_structures.FINDERS,
     *secret_assignments.FINDERS,
     *secret_context.FINDERS,
+    *secret_labels.FINDERS,
+    *secret_values.FINDERS,
     _detect_secrets_candidates,
 )
