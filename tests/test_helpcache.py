@@ -12,10 +12,10 @@ from hookkit import LIFECYCLE, hook_env
 from continuity.cli import helpcache
 
 
-def help_run(tmp_path: Path, **env: str) -> tuple[str, set[str]]:
+def help_run(tmp_path: Path, option: str = "--help", **env: str) -> tuple[str, set[str]]:
     """The help text and the modules imported, from the real `lifecycle` script in a new process."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", str(LIFECYCLE), "--help"],
+        [sys.executable, "-X", "importtime", str(LIFECYCLE), option],
         cwd=tmp_path, env=hook_env(**env), capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -30,6 +30,7 @@ def test_help_is_typer_s_text_and_the_second_time_needs_no_typer(tmp_path: Path)
     second, second_modules = help_run(tmp_path, COLUMNS="100")
     assert second == first
     assert not second_modules & {"typer", "click"}
+    assert help_run(tmp_path, "-h", COLUMNS="100") == (second, second_modules)
     narrow, narrow_modules = help_run(tmp_path, COLUMNS="52")  # another width: typer answers again
     assert "typer" in narrow_modules and narrow != first
     assert max(len(line) for line in narrow.splitlines()) <= 52

@@ -71,7 +71,7 @@ def main() -> None:
     if code is not None:
         _leave(code)
     gc.set_threshold(*thresholds)
-    if argv == ["--help"] and os.environ.get("CONTINUITY_NO_CACHE") != "1":
+    if argv in (["--help"], ["-h"]) and os.environ.get("CONTINUITY_NO_CACHE") != "1":
         _help()
     from continuity.cli.group import app
 

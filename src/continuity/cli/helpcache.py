@@ -6,7 +6,7 @@ installed typer and click, the program name, the terminal's size and the locale 
 text typer printed is kept under the user's cache folder, named by a digest of all of those, and
 printed again while none of them changes. Any difference (an edited command, an upgraded typer, a
 wider terminal) is another name, so a stale text is never shown: typer answers, and its answer is
-kept. Only the exact command line `lifecycle --help` is answered this way.
+kept. Only the exact command lines `lifecycle --help` and `lifecycle -h` are answered this way.
 """
 
 from __future__ import annotations
