@@ -122,9 +122,11 @@ def _read(path, cap=MODULE_CAP_BYTES, private=False):
                 raise OSError(f"{path}: not a regular file within {cap} bytes")
             if private and (info.st_uid != posix.getuid() or info.st_mode & 0o022):
                 raise OSError(f"{path}: not this user's alone")
-            chunks = []
-            while chunk := posix.read(fd, cap + 1):
+            chunks = []  # read by the size fstat gave (a buffer of `cap` would cost more than the read)
+            while chunk := posix.read(fd, info.st_size + 1):
                 chunks.append(chunk)
+                if sum(map(len, chunks)) > cap:
+                    break
             data = b"".join(chunks)
         finally:
             posix.close(fd)

@@ -31,7 +31,7 @@ def r(f,x):
  d=o.open(f,o.O_RDONLY|o.O_NONBLOCK);s=o.fstat(d)
  try:
   if s.st_mode>>12!=8 or s.st_size>m or x and(s.st_uid!=o.getuid()or s.st_mode&18):raise OSError
-  return o.read(d,m+1)
+  return o.read(d,s.st_size+1)
  finally:o.close(d)
 while 1:
  try:o.lstat(t.rstrip("/")+"/.git");break
