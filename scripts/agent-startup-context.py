@@ -46,7 +46,7 @@ PINNED_MODULES = {
     "continuity/atomic.py": "c4d8d181dab5313b5a10452fe101d7184251e068b6dd734e6398c51ed14c188c",
     "continuity/budget.py": "a5540270d79da361c5911bdb19b7940bfc34f434431b26db5ff5f94695e3a55a",
     "continuity/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
-    "continuity/connection.py": "3fb67b7647b3be20be5e3e30cdffeb66cd8d72d9cfdae441021d2df445366aba",
+    "continuity/connection.py": "4c974ad8c21bb7d035f6baba5a08424f6f4591355257ff419219b153f6be95f7",
     "continuity/entry.py": "fd8eca2acd6f92a5b2658b919210d71e5361740cbb86d2a6968b76f52a6992ad",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",

@@ -13,7 +13,6 @@ distinct connection among them is reused, several that disagree are an error tha
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +112,8 @@ def load_connection(file: Path, found_via: str, repo: Path | None) -> Connection
 
 
 def _worktrees(repo: Path) -> list[Path]:
+    import subprocess  # only when the checkout has no connection file: recall and the hook rarely get here
+
     try:
         proc = subprocess.run(
             ["git", "-C", str(repo), "worktree", "list", "--porcelain"],
@@ -196,6 +197,8 @@ def render_connection(vault: Path, device: str, project: str, python: str | None
 
 def ensure_ignored(repo: Path, name: str) -> bool:
     """Make git ignore `name` without editing tracked files; True when an exclude line was added."""
+    import subprocess
+
     check = subprocess.run(
         ["git", "-C", str(repo), "check-ignore", "-q", "--no-index", name],
         capture_output=True,
