@@ -178,9 +178,26 @@ def _compiled(name, make):
         with os.fdopen(fd, "wb") as handle:
             handle.write(marshal.dumps(code))
         os.replace(tmp, path)
+        _prune(os.path.dirname(path))
     except OSError:
         pass  # a cache that cannot be written costs only speed
     return code
+
+
+CACHE_MAX_AGE_SECONDS = 30 * 24 * 3600  # compiled code of older versions goes; what is in use is remade once
+
+
+def _prune(folder):
+    """Remove cached code not written for a month, when new code is cached (a new version arrived)."""
+    import os
+    import time
+
+    cutoff = time.time() - CACHE_MAX_AGE_SECONDS
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            ours = entry.name.endswith((".code", ".tmp")) and entry.is_file(follow_symlinks=False)
+            if ours and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
 
 
 def _code_digest():

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hookkit import command, connect, context_of, hooks_doc, make_checkout, payload, run_shell
+from hookkit import command, connect, context_of, hooks_doc, lifecycle, make_checkout, payload, run_shell
 
 PLANTED = "import pathlib; pathlib.Path({marker!r}).write_text('planted code ran')\n"
 
@@ -106,3 +106,21 @@ def test_the_command_keeps_no_code_cache_without_an_absolute_home(tmp_path: Path
         assert done.stdout == "hello from the checked script\n", done.stderr
         assert not (repo / "relative").exists() and not (repo / "-").exists()
     assert root_cache.exists() == existed
+
+
+def test_compiled_code_of_old_versions_is_pruned_when_new_code_is_cached(tree: Path, tmp_path: Path) -> None:
+    assert 'status="restored"' in start(tree)
+    pycache = tmp_path / "home" / ".cache" / "continuity" / "pycache"
+    old = pycache / "pinned-00000000000000000000000000000000-a70d0d0a.code"
+    recent = pycache / "pinned-11111111111111111111111111111111-a70d0d0a.code"
+    keep = pycache / "notes.txt"
+    for path in (old, recent, keep):
+        path.write_bytes(b"x")
+    month = 31 * 24 * 3600
+    for path in (old, keep):
+        os.utime(path, (path.stat().st_mtime - month, path.stat().st_mtime - month))
+    module = tree / "src" / "continuity" / "layout.py"
+    module.write_text(module.read_text() + "\n# a new version\n")
+    assert lifecycle(tree, "hook", "pin").returncode == 0
+    assert 'status="restored"' in start(tree)  # new code is compiled and cached: the old goes
+    assert not old.exists() and recent.exists() and keep.exists()
