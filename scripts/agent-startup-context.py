@@ -47,18 +47,18 @@ PINNED_MODULES = {
     "continuity/budget.py": "a5540270d79da361c5911bdb19b7940bfc34f434431b26db5ff5f94695e3a55a",
     "continuity/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
     "continuity/connection.py": "4c974ad8c21bb7d035f6baba5a08424f6f4591355257ff419219b153f6be95f7",
-    "continuity/entry.py": "fd8eca2acd6f92a5b2658b919210d71e5361740cbb86d2a6968b76f52a6992ad",
+    "continuity/entry.py": "bf7f4f98782d213f25c81cab76a1a22195fa44c3375a310f766fe944ac061c1a",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
-    "continuity/fastpath.py": "62b7520b3e49ce2fec2e95a7d0c7741cbbe3262b13b1d3ee92864a7d5f06c25d",
+    "continuity/fastpath.py": "134a77a0f25c6adfbb39fe9e94dfcaa451e74942ac878e301ccd0e359a86f770",
     "continuity/handoff.py": "b1f9f06c8d0ef43e5098094a48362a73a0733ac3b93a8a12f5c898c51a1e172e",
-    "continuity/hook.py": "e15c154b3c44b953cf30f0d32b5f0ddb15dc005315a35ec6346a229fba622d16",
-    "continuity/hookstate.py": "13dc502bb55eada2dc8f64cff714d88aeeef7f590d5c0fa9417c482c18e502d6",
+    "continuity/hook.py": "94072ab0ebe575f34ae1166d254425a15d225e49dcaf37a97070cd7b7b1e1e1f",
+    "continuity/hookstate.py": "e9b31001fe8c7e466aa0caafe6a6b257d5d58ac89579e36011be7f024033f147",
     "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
     "continuity/limits.py": "ea85c993e24220176aba98cd0d2c4132e4489702d6b0bdb80f6333b414ff3514",
-    "continuity/minijson.py": "a34e39f81b3e2a8b5ae2acfa870a865cef88eeb7bba7b561db2ebfc05b3e5393",
+    "continuity/minijson.py": "c77cfc2b9624127fd477eba9b1a592c28a2d1af1bd52c05ff424c3e24c442d86",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
-    "continuity/rawos.py": "ef938f11e65e2d745554bc412c257edbe8562a296fa435d6a5ef597ae6f40f37",
+    "continuity/rawos.py": "fdd0a241d0f49e09c2e54685fbde0c747de97f5bd0167261b5c18854292b3607",
     "continuity/receipts.py": "601628062d86b445dcf405f29fb2c7536f0fe09fc734d07b265a60a87a0d1d5e",
     "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
     "continuity/scan.py": "8de5c4eb5b813fb784fc7b71a58340b4444de2425ac71dfd5c5ffc789517aa86",
@@ -245,33 +245,19 @@ def _cache_dir():
     return base + "/continuity/pycache"
 
 
-def _machinery():
-    """importlib's own classes, already loaded at start-up (else the documented names)."""
-    machinery = sys.modules.get("_frozen_importlib")
-    external = sys.modules.get("_frozen_importlib_external")
-    if machinery is None or external is None:  # not CPython
-        import importlib.machinery as external
+def _spec(rel, data):
+    """The import spec of the reviewed module `rel`, whose loader runs `data` (its checked bytes)."""
+    machinery = sys.modules.get("_frozen_importlib")  # importlib's own, loaded at start-up
+    if machinery is None:  # not CPython: the documented name
         import importlib.machinery as machinery
-    return machinery, external
-
-
-def _module_name(rel):
-    return rel[:-3].replace("/", ".").removesuffix(".__init__")
-
-
-def _new_module(rel):
-    """A module object for `rel` with what importlib's module_from_spec sets, without its file lookups."""
-    machinery, _ = _machinery()
-    name, path = _module_name(rel), SRC + "/" + rel
+    name = rel[:-3].replace("/", ".").removesuffix(".__init__")
+    path = SRC + "/" + rel
     package = rel.endswith("/__init__.py")
-    spec = machinery.ModuleSpec(name, _PinnedLoader(path), origin=path, is_package=package)
+    spec = machinery.ModuleSpec(name, _PinnedLoader(path, data), origin=path, is_package=package)
     spec.has_location = True
-    module = type(sys)(name)
-    module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, path
-    module.__package__ = name if package else name.rpartition(".")[0]
     if package:  # no folder to search: only the finder below serves its modules
-        module.__path__ = spec.submodule_search_locations = []
-    return module
+        spec.submodule_search_locations = []
+    return spec
 
 
 class _PinnedLoader:
@@ -302,16 +288,9 @@ class _PinnedFinder:
         if name != "continuity" and not name.startswith("continuity."):
             return None
         base = name.replace(".", "/")
-        for rel, package in ((base + ".py", False), (base + "/__init__.py", True)):
+        for rel in (base + ".py", base + "/__init__.py"):
             if rel in self.sources:
-                machinery, _ = _machinery()
-                origin = SRC + "/" + rel
-                spec = machinery.ModuleSpec(name, _PinnedLoader(origin, self.sources[rel]), origin=origin,
-                                            is_package=package)  # fmt: skip
-                spec.has_location = True
-                if package:
-                    spec.submodule_search_locations = []
-                return spec
+                return _spec(rel, self.sources[rel])
         raise ImportError(f"{name} is not among the reviewed startup modules", name=name)
 
 
@@ -330,8 +309,12 @@ def _load_warm(sources):
     if not isinstance(codes, tuple) or len(codes) != len(WARM_MODULES):
         raise ImportError("the warm modules' cache holds something else")
     for rel, code in zip(WARM_MODULES, codes, strict=True):
-        module = _new_module(rel)
-        module.__loader__.data = sources[rel]
+        spec = _spec(rel, sources[rel])
+        module = type(sys)(spec.name)  # with what importlib's module_from_spec sets, without its lookups
+        module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, spec.origin
+        module.__package__ = spec.parent
+        if spec.submodule_search_locations is not None:
+            module.__path__ = spec.submodule_search_locations
         sys.modules[module.__name__] = module
         exec(code, module.__dict__)  # noqa: S102 -- the import itself, of code compiled from checked bytes
         parent, _, child = module.__name__.rpartition(".")
@@ -393,6 +376,7 @@ def _option(argv, name, default):
 
 def main(argv):
     hook = "--hook" in argv
+    code = _code_digest()
     data = None
     rest = sorted(PINNED_MODULES)  # the pinned modules still to check: all of them, unless the warm ones were
     sources = {}
@@ -401,7 +385,7 @@ def main(argv):
         if isinstance(warm, dict):
             sources = warm
             fastpath = _load_warm(sources)
-            warm = fastpath.main_warm(_option(argv, "--harness", "codex"), _code_digest())
+            warm = fastpath.main_warm(_option(argv, "--harness", "codex"), code)
             if warm is not None:
                 sys.stdout.write(warm.decode("utf-8") + "\n")
                 _leave()
@@ -421,7 +405,7 @@ def main(argv):
     sys.meta_path.insert(0, _PinnedFinder(sources))
     from continuity import entry
 
-    return entry.main(argv, data, _code_digest())
+    return entry.main(argv, data, code)
 
 
 if __name__ == "__main__":

@@ -199,6 +199,14 @@ def test_the_small_json_reader_agrees_with_the_standard_one(value: object) -> No
         assert minijson.parse_json(text) == json.loads(text)
 
 
+@given(st.dictionaries(st.text(), st.none() | st.booleans() | st.integers() | st.text(), max_size=6))
+def test_the_object_writer_writes_what_json_reads_back(fields: dict[str, object]) -> None:
+    text = minijson.json_object(fields)
+    assert json.loads(text) == fields and text.isascii()
+    if all(k.isalnum() and k.isascii() for k in fields) and not any(isinstance(v, str) for v in fields.values()):
+        assert text == json.dumps(fields)  # the same spacing as json.dumps
+
+
 @given(st.text())
 def test_the_string_writer_round_trips(text: str) -> None:
     assert json.loads(minijson.json_string(text)) == text

@@ -83,15 +83,6 @@ def _import_failure_output(harness: str, data: bytes, exc: ImportError) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
-def _read_stdin() -> bytes:
-    from continuity import limits
-
-    try:
-        return sys.stdin.buffer.read(limits.HOOK_STDIN_CAP_BYTES + 1) if sys.stdin is not None else b""
-    except (OSError, ValueError, AttributeError):
-        return b""
-
-
 def site_packages() -> None:
     """The hook command runs Python with -S for speed; the full path needs site-packages back.
 
@@ -135,7 +126,9 @@ def state_event(harness: str, data: bytes) -> str | None:
 def hook_full(harness: str, data: bytes | None) -> int:
     """The full hook path (the warm path missed): validate, render, record; always exit 0."""
     if data is None:
-        data = _read_stdin()
+        from continuity.fastpath import read_stdin
+
+        data = read_stdin()
     out = state_event(harness, data)
     if out is not None:
         if out:

@@ -30,8 +30,8 @@ except ImportError:  # Python 3.12 and later
         from hashlib import sha256  # type: ignore[assignment, unused-ignore]
 
 from continuity import layout, limits, rawos
-from continuity.minijson import json_string, parse_json
-from continuity.rawos import join, open_nofollow, open_regular, read_fd_capped, write_private
+from continuity.minijson import json_object, parse_json
+from continuity.rawos import join, open_nofollow, read_fd_capped, write_private
 
 RECORD_MAGIC = b"continuity-startup-cache 3\n"
 START_EVENTS = ("SessionStart", "SubagentStart")
@@ -248,20 +248,8 @@ def decode_record(data: bytes) -> tuple[str, list[tuple[str, str]], dict[str, st
 
 def read_record(path: str) -> tuple[str, list[tuple[str, str]], dict[str, str], dict[str, bytes]] | None:
     try:
-        fd = open_regular(path)
-    except OSError:
-        return None
-    try:
-        data = read_fd_capped(fd, limits.STARTUP_CACHE_RECORD_CAP_BYTES)
-    except OSError:
-        return None
-    finally:
-        rawos.close(fd)
-    if len(data) > limits.STARTUP_CACHE_RECORD_CAP_BYTES:
-        return None
-    try:
-        return decode_record(data)
-    except (ValueError, UnicodeDecodeError):
+        return decode_record(rawos.read_regular(path, limits.STARTUP_CACHE_RECORD_CAP_BYTES))
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
 
 
@@ -293,18 +281,9 @@ def write_receipt(entry: dict[str, object], now: float | None = None) -> None:
     import time
 
     entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), **entry}
-    parts = []
-    for name, value in entry.items():
-        if isinstance(value, bool) or value is None:
-            text = "true" if value is True else "false" if value is False else "null"
-        elif isinstance(value, int):
-            text = str(value)
-        else:
-            text = json_string(str(value))
-        parts.append(f"{json_string(name)}: {text}")
     slot = f"{entry.get('checkout')}-{entry.get('harness')}-{entry.get('event')}"
     path = join(state_home(), "receipts", sha256(slot.encode()).hexdigest()[:24] + ".json")
-    data = ("{" + ", ".join(parts) + "}").encode()
+    data = json_object(entry).encode()
     if len(data) < limits.RECEIPT_FILE_BYTES:
         data = data.ljust(limits.RECEIPT_FILE_BYTES - 1) + b"\n"
     try:
@@ -341,11 +320,7 @@ def serve(data: bytes, harness: str, code: str) -> bytes | None:
     else:
         conn_file = join(repo, CONNECTION_FILE)
     try:
-        fd = open_regular(conn_file)
-        try:
-            values = parse_connection_text(read_fd_capped(fd, limits.CONNECTION_CAP_BYTES).decode("utf-8"))
-        finally:
-            rawos.close(fd)
+        values = parse_connection_text(rawos.read_regular(conn_file, limits.CONNECTION_CAP_BYTES).decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     root, project, device = values.get("vault", ""), values.get("project"), values.get("device")
@@ -379,13 +354,18 @@ def serve(data: bytes, harness: str, code: str) -> bytes | None:
     return output
 
 
+def read_stdin() -> bytes:
+    """The harness's JSON: at most one byte over the cap, so that an oversized input can be told."""
+    try:
+        return sys.stdin.buffer.read(limits.HOOK_STDIN_CAP_BYTES + 1) if sys.stdin is not None else b""
+    except (OSError, ValueError, AttributeError):
+        return b""
+
+
 def main_warm(harness: str, code: str) -> bytes | None:
     """Read stdin and try the warm path; stdin stays available to the full path in `DATA`."""
     global DATA
-    try:
-        DATA = sys.stdin.buffer.read(limits.HOOK_STDIN_CAP_BYTES + 1)
-    except (OSError, ValueError, AttributeError):
-        DATA = b""
+    DATA = read_stdin()
     return serve(DATA, harness, code)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 from continuity import connection, limits, render
@@ -87,14 +86,6 @@ def parse_stdin(data: bytes) -> dict[str, object] | None:
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def read_stdin() -> bytes:
-    try:
-        stream = sys.stdin.buffer if sys.stdin is not None else None
-        return stream.read(limits.HOOK_STDIN_CAP_BYTES + 1) if stream is not None else b""
-    except (OSError, ValueError):
-        return b""
 
 
 def run_hook(harness: str, data: bytes) -> str:

@@ -29,7 +29,7 @@ theirs when they run.
 from __future__ import annotations
 
 from continuity import fastpath, limits, rawos
-from continuity.minijson import json_string, parse_json
+from continuity.minijson import json_object, parse_json
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds on every tool event
 if TYPE_CHECKING:
@@ -120,12 +120,7 @@ def _session_path(payload: dict[str, object]) -> str | None:
 def load(path: str) -> HookState:
     """The stored state, or a fresh one for anything missing, corrupt, oversized or of another shape."""
     try:
-        fd = rawos.open_regular(path)
-        try:
-            data = rawos.read_fd_capped(fd, limits.HOOK_STATE_CAP_BYTES)
-        finally:
-            rawos.close(fd)
-        doc = parse_json(data.decode("utf-8")) if len(data) <= limits.HOOK_STATE_CAP_BYTES else None
+        doc = parse_json(rawos.read_regular(path, limits.HOOK_STATE_CAP_BYTES).decode("utf-8"))
     except (OSError, ValueError, IndexError, RecursionError):
         return HookState()
     if not isinstance(doc, dict) or doc.get("version") != STATE_VERSION:
@@ -142,9 +137,9 @@ def load(path: str) -> HookState:
 
 def save(path: str, state: HookState) -> None:
     """Replace the state file atomically, without fsync (a crash only restarts the heuristics)."""
-    fields = ", ".join(f'"{k}": {str(v).lower()}' for k, v in {"version": STATE_VERSION, **state.as_dict()}.items())
+    text = json_object({"version": STATE_VERSION, **state.as_dict()})
     try:  # noqa: SIM105 -- contextlib is one more import on every tool event
-        rawos.write_private(path, ("{" + fields + "}\n").encode())
+        rawos.write_private(path, (text + "\n").encode())
     except OSError:
         pass  # state that cannot be kept only means the heuristics start over
 
@@ -286,7 +281,7 @@ def on_stop(state: HookState, payload: dict[str, object]) -> tuple[HookState, st
     """The state after a Stop and what to print ('' lets the turn end)."""
     state = _current_turn(state, payload)
     if payload.get("stop_hook_active") is not True and should_nudge(state) and _connected(payload):
-        block = '{"decision": "block", "reason": ' + json_string(STOP_REASON) + "}"
+        block = json_object({"decision": "block", "reason": STOP_REASON})
         return state.but(nudged=True), block
     return _ended(state), ""
 

@@ -40,8 +40,8 @@ from typing import Any
 from continuity import limits, notes, vault
 from continuity.connection import is_valid_id
 from continuity.errors import UsageError
+from continuity.journal import KEYS, Entry
 
-KEYS = ("ts", "device", "op", "id", "path", "sha256")  # the line format written by `journal`
 MATCHED = ("device", "op", "id", "path", "sha256")
 JOURNAL_NAME = "journal.jsonl"
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -78,19 +78,6 @@ def compile_query(query: str | None) -> Matcher | None:
         except (re.error, RecursionError, OverflowError) as exc:
             raise UsageError(f"QUERY is not a valid regular expression: {exc}") from None
     return Matcher(literal=query)
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    ts: str
-    device: str
-    op: str
-    id: str | None
-    path: str
-    sha256: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {key: getattr(self, key) for key in KEYS}
 
 
 Values = tuple[str, str, str, str | None, str, str | None]  # ts, device, op, id, path, sha256
@@ -218,7 +205,7 @@ class TailReader:
 
 @dataclass(frozen=True)
 class LogSearch:
-    results: tuple[LogEntry, ...]
+    results: tuple[Entry, ...]
     truncated: bool
     used_window_lines: int
     malformed: int
@@ -310,5 +297,5 @@ def search(
         for _device, fd in opened:
             os.close(fd)
     best = heapq.nsmallest(limit, found)
-    entries = tuple(LogEntry(*item[3]) for item in best)
+    entries = tuple(Entry(*item[3], 0) for item in best)  # line 0: read from the tail
     return LogSearch(entries, matched > limit or more, target, malformed, len(opened))

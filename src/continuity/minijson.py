@@ -131,6 +131,20 @@ def parse_json(text: str) -> object:
     return value
 
 
+def json_object(fields: dict[str, object]) -> str:
+    """A flat JSON object (as `json.dumps` spaces it) of strings, integers, booleans and nulls."""
+    parts = []
+    for name, value in fields.items():
+        if isinstance(value, bool) or value is None:
+            text = "true" if value is True else "false" if value is False else "null"
+        elif isinstance(value, int):
+            text = str(value)
+        else:
+            text = json_string(str(value))
+        parts.append(f"{json_string(name)}: {text}")
+    return "{" + ", ".join(parts) + "}"
+
+
 def json_string(text: str) -> str:
     """A JSON string literal, ASCII only, for the few documents this module writes by hand."""
     out = ['"']

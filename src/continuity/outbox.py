@@ -277,28 +277,28 @@ def activate(repo: Path, now: datetime, *, dry_run: bool = False) -> tuple[Outbo
     and raises LegacyOutbox before anything is written, including the git exclude line.
     """
     outbox = outbox_path(repo)
-    if outbox_exists(outbox):
-        state = read_state(outbox)
-        if state is not None:
-            return state, False
-        found = entries(outbox)
-        if found:
-            raise legacy_error(outbox, len(found))
+    if outbox_exists(outbox) and (state := _recorded(outbox)) is not None:
+        return state, False
     fresh = OutboxState(activated=whole_second(now))
     if dry_run:
         return fresh, True
     outbox.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
     outbox_exists(outbox)  # re-check: it must not have become a link in the meantime
     ensure_ignored(repo, OUTBOX_DIR)
-    with locked(outbox):
-        state = read_state(outbox)
+    with locked(outbox):  # again under the lock: another process may have activated it meanwhile
+        state = _recorded(outbox)
         if state is not None:
             return state, False
-        found = entries(outbox)
-        if found:
-            raise legacy_error(outbox, len(found))
         write_state(outbox, fresh)
     return fresh, True
+
+
+def _recorded(outbox: Path) -> OutboxState | None:
+    """The outbox's record; None for an empty outbox; LegacyOutbox for contents without a record."""
+    state = read_state(outbox)
+    if state is None and (found := entries(outbox)):
+        raise legacy_error(outbox, len(found))
+    return state
 
 
 # --- deletion ----------------------------------------------------------------------------------------

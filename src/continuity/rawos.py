@@ -231,6 +231,18 @@ def overwrite(path: str, data: bytes) -> bool:
         _os.close(fd)
 
 
+def read_regular(path: str, cap: int) -> bytes:
+    """A machine-local file's bytes (`open_regular`), OSError when it holds more than `cap`."""
+    fd = open_regular(path)
+    try:
+        data = read_fd_capped(fd, cap)
+    finally:
+        _os.close(fd)
+    if len(data) > cap:
+        raise OSError(f"{path} is over {cap} bytes")
+    return data
+
+
 def write_private(path: str, data: bytes) -> None:
     """Replace a machine-local file atomically, mode 0600 (no fsync: losing it in a crash costs only speed)."""
     folder = dirname(path)

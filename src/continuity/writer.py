@@ -287,6 +287,13 @@ def release_lease(ctx: WriteContext, force: bool = False) -> lease.Released:
 # ------------------------------------------------------------------------------------------ input
 
 
+def read_body(source: str | None, cap: int) -> tuple[str | None, str]:
+    """A new note's body from `--from` (None without it: the template), and how to name its source."""
+    if source is None:
+        return None, "the input"
+    return read_input(source, cap), "the input" if source == "-" else Path(source).name
+
+
 def read_input(source: str, cap: int, stdin: BinaryIO | None = None) -> str:
     """Text from a file or `-` (stdin), read up to cap + 1 bytes and decoded as UTF-8.
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity import limits
+from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def table(report: Report, width: int = 100) -> list[str]:
 
 
 def doctor(
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    json_out: JsonOption = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on any warning or an incomplete scan, too.")] = False,
     fix: Annotated[
         bool,
@@ -86,7 +87,7 @@ def budget(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 on a warning, an over-limit or an incomplete walk.")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    json_out: JsonOption = False,
     working_set_bytes: Annotated[
         int, typer.Option("--working-set-bytes", min=_MIN, help="Working-set byte limit.")
     ] = limits.BUDGET_WORKING_SET_BYTES,

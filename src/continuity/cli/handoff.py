@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from continuity.cli.options import JsonOption, SessionOption
 from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ handoff_app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 
 
 def _secret_free(item: Handoff) -> str | None:
@@ -54,18 +54,14 @@ def new(
         str | None,
         typer.Option("--from", help="The body: a Markdown file, or - for standard input (default: the template)."),
     ] = None,
-    session: Annotated[
-        str | None,
-        typer.Option(help="The agent session id (default: $CODEX_SESSION_ID or $CLAUDE_SESSION_ID)."),
-    ] = None,
+    session: SessionOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Write a new current handoff for this project; the previous one becomes superseded."""
     from continuity import handoff_write, limits, writer
 
     conn, ctx = writer.connect(Path.cwd(), session=session, on_wait=warn)
-    body = None if source is None else writer.read_input(source, limits.HANDOFF_CAP_BYTES)
-    name = "the input" if source in (None, "-") else Path(source).name
+    body, name = writer.read_body(source, limits.HANDOFF_CAP_BYTES)
     commit = handoff_write.head_commit(conn.repo)
     result = handoff_write.new_handoff(ctx, title, body, commit=commit, source_name=name)
     if json_out:

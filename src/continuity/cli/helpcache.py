@@ -65,12 +65,7 @@ def path_for(digest: str) -> str:
 def cached(digest: str) -> str | None:
     """The help text kept under `digest`, or None."""
     try:
-        fd = rawos.open_regular(path_for(digest))
-        try:
-            data = rawos.read_fd_capped(fd, limits.HELP_CACHE_CAP_BYTES)
-        finally:
-            rawos.close(fd)
-        return data.decode("utf-8") if data and len(data) <= limits.HELP_CACHE_CAP_BYTES else None
+        return rawos.read_regular(path_for(digest), limits.HELP_CACHE_CAP_BYTES).decode("utf-8") or None
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json
 from continuity.cli.setup import Harness
 
@@ -19,7 +20,6 @@ hook_app = typer.Typer(
 )
 hooks_app = typer.Typer(help="Install the hook handlers into a harness's configuration.", no_args_is_help=True)
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 
 
 class Scope(str, Enum):

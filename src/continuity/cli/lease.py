@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
@@ -17,7 +18,6 @@ lease_app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 VIEW_NOTE = (
     "this is what this computer can see of the synchronized vault; another computer's lease may not have synced yet"
 )

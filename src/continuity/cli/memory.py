@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from continuity.cli.options import JsonOption, SessionOption
 from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
 note_app = typer.Typer(help="Propose memories as candidates for review.", no_args_is_help=True)
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 
 
 class Kind(str, Enum):
@@ -80,18 +80,14 @@ def note_new(
     scope: Annotated[Scope, typer.Option(help="Where the claim holds.")] = Scope.project,
     confidence: Annotated[Confidence, typer.Option(help="How sure the evidence makes it.")] = Confidence.medium,
     evidence: Annotated[str | None, typer.Option(help="One line: where this was observed.")] = None,
-    session: Annotated[
-        str | None,
-        typer.Option(help="The agent session id (default: $CODEX_SESSION_ID or $CLAUDE_SESSION_ID)."),
-    ] = None,
+    session: SessionOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Write a candidate into 20-state/candidates/ for the person to review."""
     from continuity import memory, writer
 
     _conn, ctx = writer.connect(Path.cwd(), session=session, on_wait=warn)
-    body = None if source is None else writer.read_input(source, memory.NOTE_CAP_BYTES)
-    name = "the input" if source in (None, "-") else Path(source).name
+    body, name = writer.read_body(source, memory.NOTE_CAP_BYTES)
     created = memory.new_candidate(
         ctx,
         kind.value,

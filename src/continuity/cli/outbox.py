@@ -11,12 +11,13 @@ from typing import Annotated, Any
 
 import typer
 
+from continuity.cli.options import JsonOption
+
 HELP = (
     "The delivery outbox: output/ is a git-ignored folder whose packages are deleted for good seven days "
     "after delivery. It is not memory."
 )
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of text.")]
 NowOpt = Annotated[
     str | None,
     typer.Option(
@@ -46,7 +47,7 @@ def deliver(
     name: Annotated[
         str | None, typer.Option("--name", help="A label for the package (default: the first file's name).")
     ] = None,
-    as_json: JsonOpt = False,
+    as_json: JsonOption = False,
     now: NowOpt = None,
 ) -> None:
     """Copy FILEs into a new package under output/ and print its absolute path and exact expiry."""
@@ -73,7 +74,7 @@ def deliver(
 
 def inspect(
     package: Annotated[str, typer.Argument(help="A package name in output/, or the path to one.")],
-    as_json: JsonOpt = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Show a package's recorded evidence and whether each file is still intact (exit 1 when not)."""
     from continuity.outbox import format_time
@@ -121,7 +122,7 @@ def sweep(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Report what would happen; change nothing.")
     ] = False,
-    as_json: JsonOpt = False,
+    as_json: JsonOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing unless something fails.")] = False,
     hook: Annotated[
         bool,
@@ -177,7 +178,7 @@ def install_sweeper(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would be installed; change nothing.")
     ] = False,
-    as_json: JsonOpt = False,
+    as_json: JsonOption = False,
     now: NowOpt = None,
 ) -> None:
     """Activate an empty outbox and install an hourly sweep pinned to artifactctl.py's SHA-256."""

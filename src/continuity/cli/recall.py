@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity import limits
+from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json
 
 if TYPE_CHECKING:
-    from continuity.journal_search import LogEntry, LogSearch
+    from continuity.journal import Entry
+    from continuity.journal_search import LogSearch
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 
 
 class Audience(str, Enum):
@@ -56,7 +57,7 @@ def _clean(value: str) -> str:
     return " ".join(escape_text(value).split()) or "-"
 
 
-def _line(entry: LogEntry) -> str:
+def _line(entry: Entry) -> str:
     parts = [_clean(entry.ts), _clean(entry.device), _clean(entry.op), _clean(entry.id or "-"), _clean(entry.path)]
     if entry.sha256:
         parts.append("sha256:" + _clean(entry.sha256)[:12])

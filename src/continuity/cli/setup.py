@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json
 
 
@@ -34,7 +35,7 @@ def init(
     device: Annotated[str | None, typer.Option(help="This computer's id (default: host name + suffix).")] = None,
     project: Annotated[str | None, typer.Option(help="The project id (default: the repository's folder name).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing, different connection.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    json_out: JsonOption = False,
 ) -> None:
     """Connect this checkout to a vault on this computer (idempotent)."""
     from continuity import onboard
