@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.options import JsonOption, SessionOption
-from continuity.cli.output import emit, emit_json, warn
+from continuity.cli.output import emit, emit_json, report, warn
 
 if TYPE_CHECKING:
     from continuity.handoff import Handoff
@@ -152,10 +152,8 @@ def show(
     # Handoff ids are the lower-cased file stem, so the name `handoff new` printed works as typed.
     item = handoff.find(ctx.vault, handoff_id.removesuffix(".md").lower())
     _refuse_secret(item)
-    if json_out:
-        emit_json({"version": 1, "handoff": handoff.summary(item), "text": item.note.text})
-        return
-    emit(item.note.text.rstrip("\n"))
+    document = {"version": 1, "handoff": handoff.summary(item), "text": item.note.text}
+    report(document, json_out, item.note.text.rstrip("\n"))
 
 
 def register(app: typer.Typer) -> None:

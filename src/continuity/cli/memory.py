@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.options import JsonOption, SessionOption
-from continuity.cli.output import emit, emit_json, warn
+from continuity.cli.output import emit, emit_json, report, warn
 
 if TYPE_CHECKING:
     from continuity.writer import WriteContext
@@ -126,10 +126,8 @@ def approve(
         if not typer.confirm("Approve it as durable memory?", default=False, err=True):
             raise typer.Abort()
     result = memory.approve(ctx, note_id)
-    if json_out:
-        emit_json(result.to_json())
-        return
-    emit(f"approved {result.candidate_id} as {result.id} ({result.rel}); revalidate by {result.revalidate_by}")
+    text = f"approved {result.candidate_id} as {result.id} ({result.rel}); revalidate by {result.revalidate_by}"
+    report(result.to_json(), json_out, text)
 
 
 def supersede(
@@ -142,10 +140,7 @@ def supersede(
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     result = memory.supersede(ctx, old_id, new_id)
-    if json_out:
-        emit_json(result.to_json())
-        return
-    emit(f"{result.old_id} is superseded by {result.new_id}")
+    report(result.to_json(), json_out, f"{result.old_id} is superseded by {result.new_id}")
 
 
 def archive(
@@ -157,10 +152,7 @@ def archive(
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     result = memory.archive(ctx, note_id)
-    if json_out:
-        emit_json(result.to_json())
-        return
-    emit(f"archived {result.id}: {result.from_rel} -> {result.rel}")
+    report(result.to_json(), json_out, f"archived {result.id}: {result.from_rel} -> {result.rel}")
 
 
 def revalidate(json_out: JsonOption = False) -> None:

@@ -18,6 +18,11 @@ def emit_json(document: dict[str, Any]) -> None:
     emit(json_text(document))
 
 
+def report(document: dict[str, Any], as_json: bool, text: str) -> None:
+    """A command's result: its JSON document with --json, else its line of text."""
+    emit(json_text(document) if as_json else text)
+
+
 def emit(text: str) -> None:
     import typer
 
