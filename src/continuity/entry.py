@@ -107,16 +107,10 @@ def state_event(harness: str, data: bytes) -> str | None:
     payload is read with the warm path's small JSON reader, and anything it cannot read takes the
     full path, which answers the same way.
     """
-    from continuity import limits
-    from continuity.minijson import parse_json
+    from continuity.fastpath import parse_payload
 
-    try:
-        payload = parse_json(data.decode("utf-8"))
-    except (ValueError, IndexError, RecursionError):
-        return None
-    if len(data) > limits.HOOK_STDIN_CAP_BYTES or not isinstance(payload, dict):
-        return None
-    if payload.get("hook_event_name") not in STATE_EVENTS:
+    payload = parse_payload(data)
+    if payload is None or payload.get("hook_event_name") not in STATE_EVENTS:
         return None
     from continuity import hookstate
 

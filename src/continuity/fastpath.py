@@ -296,17 +296,30 @@ def write_receipt(entry: dict[str, object], now: float | None = None) -> None:
 # --- the warm path ------------------------------------------------------------------------------------------
 
 
+_PARSED: tuple[bytes, dict[str, object] | None] | None = None
+
+
+def parse_payload(data: bytes) -> dict[str, object] | None:
+    """The harness's JSON object, or None for anything else; each input is parsed once, since the
+    warm path and then the tool-event path both read it (a tool's output can be long)."""
+    global _PARSED
+    if _PARSED is not None and _PARSED[0] is data:
+        return _PARSED[1]
+    try:
+        value = parse_json(data.decode("utf-8")) if len(data) <= limits.HOOK_STDIN_CAP_BYTES else None
+    except (ValueError, UnicodeDecodeError, IndexError, RecursionError):
+        value = None
+    payload = value if isinstance(value, dict) else None
+    _PARSED = (data, payload)
+    return payload
+
+
 def serve(data: bytes, harness: str, code: str) -> bytes | None:
     """The hook's stdout for an unchanged vault, or None when the full path must answer."""
-    if harness not in HARNESSES or len(data) > limits.HOOK_STDIN_CAP_BYTES:
+    if harness not in HARNESSES or rawos.getenv("CONTINUITY_NO_CACHE") == "1":
         return None
-    if rawos.getenv("CONTINUITY_NO_CACHE") == "1":
-        return None
-    try:
-        payload = parse_json(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, IndexError):
-        return None
-    if not isinstance(payload, dict):
+    payload = parse_payload(data)
+    if payload is None:
         return None
     event, cwd, source = payload.get("hook_event_name"), payload.get("cwd"), payload.get("source")
     if event not in START_EVENTS or source == "compact" or not isinstance(cwd, str) or not cwd:

@@ -12,13 +12,23 @@ _WS = " \t\n\r"
 def _string(text: str, i: int) -> tuple[str, int]:
     out: list[str] = []
     start = i
+    end = len(text)
+    quote = backslash = -1
     while True:
-        j = i
-        while j < len(text) and text[j] not in '"\\' and text[j] >= " ":
-            j += 1
-        out.append(text[i:j])
-        if j >= len(text) or text[j] < " ":
+        # The next quote or backslash by str.find (a long tool output would take milliseconds a
+        # character at a time), each searched again only once passed, so that many escapes before a
+        # distant quote stay linear; the run before it may hold no control character.
+        if quote < i:
+            quote = text.find('"', i) % (end + 1)  # not found: `end`
+        if backslash < i:
+            backslash = text.find("\\", i) % (end + 1)
+        j = min(quote, backslash)
+        if j >= end:
             raise ValueError(f"bad string at {start}")
+        run = text[i:j]
+        if not run.isprintable() and any(c < " " for c in run):
+            raise ValueError(f"bad string at {start}")
+        out.append(run)
         if text[j] == '"':
             return "".join(out), j + 1
         esc = text[j + 1 : j + 2]
