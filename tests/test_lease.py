@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -199,9 +201,10 @@ def test_local_lock_is_reentrant(root: Path) -> None:
         pass
 
 
-def test_local_lock_waits_and_announces(root: Path) -> None:
-    holding = threading.Event()
-    release = threading.Event()
+@contextlib.contextmanager
+def held_elsewhere(root: Path) -> Iterator[threading.Event]:
+    """The local lock held by another thread until the yielded event is set."""
+    holding, release = threading.Event(), threading.Event()
 
     def holder() -> None:
         with lease.local_lock(root):
@@ -211,37 +214,34 @@ def test_local_lock_waits_and_announces(root: Path) -> None:
     thread = threading.Thread(target=holder)
     thread.start()
     holding.wait(10)
-    messages: list[str] = []
-
-    def on_wait(message: str) -> None:
-        messages.append(message)
+    try:
+        yield release
+    finally:
         release.set()
+        thread.join()
 
-    with lease.local_lock(root, timeout=10, on_wait=on_wait):
-        pass
-    thread.join()
+
+def test_local_lock_waits_and_announces(root: Path) -> None:
+    messages: list[str] = []
+    with held_elsewhere(root) as release:
+
+        def on_wait(message: str) -> None:
+            messages.append(message)
+            release.set()
+
+        with lease.local_lock(root, timeout=10, on_wait=on_wait):
+            pass
     assert len(messages) == 1 and "waiting" in messages[0]
 
 
 def test_local_lock_timeout_is_exit_4(root: Path) -> None:
-    holding = threading.Event()
-    release = threading.Event()
-
-    def holder() -> None:
-        with lease.local_lock(root):
-            holding.set()
-            release.wait(10)
-
-    thread = threading.Thread(target=holder)
-    thread.start()
-    holding.wait(10)
     messages: list[str] = []
-    try:
-        with pytest.raises(LeaseHeld) as caught, lease.local_lock(root, timeout=0.2, on_wait=messages.append):
-            pass
-    finally:
-        release.set()
-        thread.join()
+    with (
+        held_elsewhere(root),
+        pytest.raises(LeaseHeld) as caught,
+        lease.local_lock(root, timeout=0.2, on_wait=messages.append),
+    ):
+        pass
     assert caught.value.exit_code == 4
     assert len(messages) == 1
 
