@@ -15,12 +15,14 @@ answers one request: the first unused rule whose `match` occurs in the request's
 (Responses) or last message (Messages), serialized as JSON, wins (system and developer messages
 are passed over: both clients add context after the prompt); a rule without `match` takes any
 request. So a subagent's first request (whose last item is its task) can be told apart from the
-parent's. A REPLY is `{"text": TEXT}` or `{"tool": NAME, "input": OBJECT}`; with no rule left the
-answer is the text "Done.", which ends the turn.
+parent's. A rule may also `"await": TEXT` (see `Script`). A REPLY is `{"text": TEXT}` or
+`{"tool": NAME, "input": OBJECT}` (plus `"namespace"` for a Codex namespaced tool such as
+`multi_agent_v1`); with no rule left the answer is the text "Done.", which ends the turn.
 
 Run as a program, it is the one process started inside a network namespace with only a loopback
-interface: it brings `lo` up, serves on 127.0.0.1, runs the client command with a time
-limit, ends the client's whole process group, and exits with the client's status (124 on timeout).
+interface: it brings `lo` up, serves on 127.0.0.1, runs the client command with a time limit, ends
+the client's whole process group, and exits with the client's status (124 on timeout). `read_log`,
+`text_of`, `with_text` and `occurrences` read the record afterwards.
 """
 
 from __future__ import annotations
@@ -245,6 +247,36 @@ def read_log(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+
+
+def text_of(item: object) -> str:
+    """All the text in one input item or message: content blocks, tool results, call arguments."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, list):
+        return "\n".join(text_of(part) for part in item)
+    if not isinstance(item, dict):
+        return ""
+    for key in ("text", "output", "arguments"):
+        if isinstance(item.get(key), str):
+            return str(item[key])
+    return text_of(item.get("content"))
+
+
+def with_text(items: list[dict[str, Any]], needle: str) -> list[int]:
+    """The positions of the items whose text contains `needle`."""
+    return [index for index, item in enumerate(items) if needle in text_of(item)]
+
+
+def occurrences(value: object, needle: str) -> int:
+    """How often `needle` occurs in all the strings of a request body, however deeply nested."""
+    if isinstance(value, str):
+        return value.count(needle)
+    if isinstance(value, dict):
+        return sum(occurrences(item, needle) for item in value.values())
+    if isinstance(value, list):
+        return sum(occurrences(item, needle) for item in value)
+    return 0
 
 
 def run_client(argv: list[str], timeout: float, cwd: str | None, output: Path) -> int:
