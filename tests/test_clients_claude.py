@@ -1,0 +1,182 @@
+"""The real Claude Code CLI (npm `@anthropic-ai/claude-code` 2.1.332) in a copy of this checkout.
+
+Every assertion is about the requests the model received (`mockmodel.py` records them). Each session
+is `claude -p` in a loopback-only network namespace with `ANTHROPIC_BASE_URL` pointing at the mock,
+and the copy's `.claude/settings.json` written by `lifecycle hooks install --harness claude --scope
+project`; `claude -p` runs project hooks without a trust prompt.
+
+What Claude Code 2.1.332 does, as these tests pin it:
+
+- The brief arrives in a `system`-role entry of `messages`, right after the user message that ends
+  with the prompt; its text begins `SessionStart hook additional context: <private-memory …>` and
+  goes on, after the brief, with Claude Code's own environment notes in the same text.
+- A subagent is spawned with the `Agent` tool (`subagent_type: general-purpose`, in the foreground);
+  its first request ends with its task, and a `system` entry begins `SubagentStart hook additional
+  context: <private-memory event="SubagentStart" …>`, without the soul.
+- A Stop block reaches the model twice in the next request: in a user message (`Stop hook
+  feedback:\\nREASON` inside a `<system-reminder>`) and in a `system` entry `Stop hook blocking error
+  from command: "<the whole hook command>": REASON`, so the model also reads the command (about 2 KB).
+- `"async": true` on a SessionStart command hook is honoured: the first request went out about 0.3 s
+  after the handler started, while it still slept. A handler still running when `claude -p` exits
+  does not finish (a 3 s handler in a one-second session never wrote its last line).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clients import (
+    CLAUDE,
+    HANDOFF_CANARY,
+    SOUL_CANARY,
+    Run,
+    Site,
+    async_probe,
+    install,
+    missing_tools,
+    opening,
+    stamp,
+    wait_for_file,
+)
+from mockmodel import last_turn, occurrences, text_of, with_text
+
+from continuity import hookstate
+
+pytestmark = pytest.mark.clients
+SUBTASK = "SUBAGENT-TASK-8c07"
+SESSION_PREFIX = "SessionStart hook additional context: "
+SUBAGENT_PREFIX = "SubagentStart hook additional context: "
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    reason = missing_tools()
+    if reason:
+        pytest.skip(reason)
+    return install(CLAUDE)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    return Site(tmp_path_factory.mktemp("claude-site"))
+
+
+@pytest.fixture(scope="module")
+def checkout(site: Site, claude: Path) -> Path:
+    """The shared copy: connected, with the project hooks installed, unchanged by its tests."""
+    return site.clone("main", claude=True)
+
+
+def claude_p(site: Site, claude: Path, clone: Path, prompt: str, rules: list[dict[str, Any]]) -> Run:
+    run = site.run(clone, [str(claude), "-p", prompt, "--allowedTools", "Bash"], rules)
+    assert run.returncode == 0, run.describe()
+    assert run.requests, run.describe()
+    return run
+
+
+def messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    value = body["messages"]
+    assert isinstance(value, list)
+    return value
+
+
+def ends_with_prompt(message: dict[str, Any], prompt: str) -> bool:
+    content = message.get("content")
+    last = content[-1] if isinstance(content, list) and content else content
+    return message.get("role") == "user" and text_of(last).strip() == prompt
+
+
+def test_claude_gives_the_brief_once_as_a_system_entry_after_the_prompt(
+    site: Site, claude: Path, checkout: Path
+) -> None:
+    run = claude_p(site, claude, checkout, "Say hello.", [])
+    first = run.requests[0]
+    assert occurrences(first, "<private-memory event=") == 1
+    [at] = with_text(messages(first), opening("SessionStart"))
+    entry = messages(first)[at]
+    assert entry["role"] == "system"
+    text = text_of(entry)
+    assert text.startswith(SESSION_PREFIX + opening("SessionStart") + "\n")
+    brief = text[len(SESSION_PREFIX) : text.index("\n</private-memory>") + len("\n</private-memory>")]
+    assert SOUL_CANARY in brief and HANDOFF_CANARY in brief
+    assert occurrences(first, SOUL_CANARY) == 1 and occurrences(first, HANDOFF_CANARY) == 1
+    assert at >= 1 and ends_with_prompt(messages(first)[at - 1], "Say hello.")
+
+
+def test_claude_subagent_gets_the_subagent_brief_and_no_soul(site: Site, claude: Path, checkout: Path) -> None:
+    task = f"{SUBTASK}: reply with one word."
+    agent = {"description": "One small check", "prompt": task, "subagent_type": "general-purpose",
+             "run_in_background": False}  # fmt: skip
+    rules = [
+        {"match": SUBTASK, "reply": {"text": "Subagent finished."}},
+        {"match": "Delegate", "reply": {"tool": "Agent", "input": agent}},
+        {"match": "tool_result", "reply": {"text": "Parent finished."}},
+    ]
+    run = claude_p(site, claude, checkout, "Delegate one small check to a subagent.", rules)
+    assert "Agent" in [tool["name"] for tool in run.requests[0]["tools"]]
+    children = [body for body in run.requests if ends_with_prompt(last_turn(messages(body)) or {}, task)]
+    assert children, f"no request from the subagent; {run.describe()}"
+    child = children[0]
+    assert occurrences(child, "<private-memory event=") == 1
+    [at] = with_text(messages(child), opening("SubagentStart"))
+    assert messages(child)[at]["role"] == "system"
+    assert text_of(messages(child)[at]).startswith(SUBAGENT_PREFIX + opening("SubagentStart") + "\n")
+    assert ends_with_prompt(messages(child)[at - 1], task)
+    assert occurrences(child, HANDOFF_CANARY) == 1
+    assert occurrences(child, SOUL_CANARY) == 0 and occurrences(child, 'event="SessionStart"') == 0
+
+
+def test_claude_one_byte_change_to_the_script_gives_only_the_notice(site: Site, claude: Path) -> None:
+    clone = site.clone("changed", claude=True)
+    script = clone / "scripts" / "agent-startup-context.py"
+    script.write_bytes(script.read_bytes() + b"\n")  # not re-pinned: the installed command must refuse it
+    run = claude_p(site, claude, clone, "Say hello.", [])
+    first = run.requests[0]
+    assert occurrences(first, "<private-memory event=") == 1
+    [at] = with_text(messages(first), opening("SessionStart", "unavailable"))
+    notice = text_of(messages(first)[at])
+    assert messages(first)[at]["role"] == "system" and notice.startswith(SESSION_PREFIX)
+    assert "not restored" in notice and "changed" in notice
+    for needle in (SOUL_CANARY, HANDOFF_CANARY, "<source "):
+        assert occurrences(run.requests, needle) == 0, needle
+
+
+def test_claude_stop_continuation_reaches_the_model_after_four_writes(site: Site, claude: Path, checkout: Path) -> None:
+    writes = [{"tool": "Bash", "input": {"command": f"touch busy-{n}.txt", "description": "Make a file"}}
+              for n in range(1, 5)]  # fmt: skip
+    rules = [{"match": "Make four files", "reply": writes[0]}]
+    rules += [{"match": "tool_result", "reply": reply} for reply in writes[1:]]
+    rules += [{"match": "tool_result", "reply": {"text": "Four files made."}}]
+    run = claude_p(site, claude, checkout, "Make four files.", rules)
+    assert all((checkout / f"busy-{n}.txt").exists() for n in range(1, 5)), run.describe()
+    reason = hookstate.STOP_REASON
+    asked = [i for i, body in enumerate(run.requests) if reason in text_of(last_turn(messages(body)))]
+    assert len(asked) == 1, f"the Stop reason should reach the model once; {run.describe()}"
+    body = run.requests[asked[0]]
+    feedback = with_text(messages(body), "Stop hook feedback:\n" + reason)
+    assert [messages(body)[i]["role"] for i in feedback] == ["user"]
+    echoed = [i for i in with_text(messages(body), reason) if messages(body)[i]["role"] == "system"]
+    assert [text_of(messages(body)[i]).startswith("Stop hook blocking error from command: ") for i in echoed] == [True]
+    assert with_text(messages(body), "Four files made.")  # after the turn's last answer
+
+
+def test_claude_runs_an_async_session_start_hook_without_waiting(site: Site, claude: Path) -> None:
+    clone = site.clone("async", claude=True)
+    group, started, done = async_probe(site.root / "async-stamps")
+    settings = clone / ".claude" / "settings.json"
+    doc = json.loads(settings.read_text(encoding="utf-8"))
+    doc["hooks"]["SessionStart"].append(group)
+    settings.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    wait = {"tool": "Bash", "input": {"command": wait_for_file(done), "description": "Wait for a file"}}
+    rules = [
+        {"match": "Wait for", "reply": wait},
+        {"match": "tool_result", "reply": {"text": "Waited."}},
+    ]
+    run = claude_p(site, claude, clone, "Wait for the probe.", rules)
+    first = run.model_calls[0]["time"]
+    assert occurrences(run.requests[0], opening("SessionStart")) == 1  # the synchronous brief still came first
+    assert stamp(started) < stamp(done)  # it ran, to its end, while the turn waited for it
+    assert first < stamp(done) - 1.0, "the first request waited for the async handler"
