@@ -1,9 +1,9 @@
 """Helpers for the tests that drive the real Codex and Claude Code CLIs (`test_clients_*.py`).
 
-- `install` puts a pinned npm release into `<cache>/<package>@<version>` (the cache folder is
-  `$CONTINUITY_TEST_CLIENTS`, else `~/.cache/continuity-test-clients`; npm's own download cache goes
-  there too), once: later runs reuse it. The real home is read at import, before the autouse
-  fixture points HOME and XDG_* at the test's folder; nothing else of it is used.
+- `install` puts a pinned npm release into `<cache>/<package>@<version>`, once: later runs reuse it.
+  The cache folder is `$CONTINUITY_TEST_CLIENTS`, else `~/.cache/continuity-test-clients` of the real
+  home, read at import (before the autouse fixture points HOME and XDG_* at the test's folder);
+  npm's download cache is a temporary folder beside it.
 - `Site` is one test home, one vault with a canary in the soul and in the current handoff, and fresh
   copies of this checkout connected to it. A copy holds the working tree's tracked and untracked but
   not ignored files, committed in a new repository: uncommitted changes are what is tested.
@@ -80,10 +80,14 @@ def install(package: Package) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     spec = f"{package.name}@{package.version}"
-    done = subprocess.run(
-        ["npm", "install", "--prefix", str(staging), "--no-save", "--no-audit", "--no-fund", spec],
-        env={**REAL_ENV, "npm_config_cache": str(CACHE / "npm")}, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+    downloads = folder.with_name(f"npm-cache.tmp-{os.getpid()}")  # npm's own cache, dropped afterwards
+    try:
+        done = subprocess.run(
+            ["npm", "install", "--prefix", str(staging), "--no-save", "--no-audit", "--no-fund", spec],
+            env={**REAL_ENV, "npm_config_cache": str(downloads)}, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(downloads, ignore_errors=True)
     assert done.returncode == 0, f"npm install {spec} failed:\n{done.stdout}\n{done.stderr}"
     staged = staging / "node_modules" / ".bin" / package.command
     assert _version_ok(staged, package), f"{spec} installed but `{package.command} --version` disagrees"
