@@ -18,7 +18,8 @@ What Claude Code 2.1.332 does, as these tests pin it:
   from command: "<the whole hook command>": REASON`, so the model also reads the command (about 2 KB).
 - `"async": true` on a SessionStart command hook is honoured: the first request went out about 0.3 s
   after the handler started, while it still slept. A handler still running when `claude -p` exits
-  does not finish (a 3 s handler in a one-second session never wrote its last line).
+  is ended: Claude Code sent SIGTERM to its process group (seen with strace), so a 3 s handler in a
+  one-second session never wrote its last line.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ def ends_with_prompt(message: dict[str, Any], prompt: str) -> bool:
 def test_claude_gives_the_brief_once_as_a_system_entry_after_the_prompt(
     site: Site, claude: Path, checkout: Path
 ) -> None:
+    """Where and how often the brief reaches the model: a second copy or another role would be a regression."""
     run = claude_p(site, claude, checkout, "Say hello.", [])
     first = run.requests[0]
     assert occurrences(first, "<private-memory event=") == 1
@@ -107,6 +109,7 @@ def test_claude_gives_the_brief_once_as_a_system_entry_after_the_prompt(
 
 
 def test_claude_subagent_gets_the_subagent_brief_and_no_soul(site: Site, claude: Path, checkout: Path) -> None:
+    """A subagent started by the Agent tool gets project memory only, never the soul."""
     task = f"{SUBTASK}: reply with one word."
     agent = {"description": "One small check", "prompt": task, "subagent_type": "general-purpose",
              "run_in_background": False}  # fmt: skip
@@ -130,6 +133,7 @@ def test_claude_subagent_gets_the_subagent_brief_and_no_soul(site: Site, claude:
 
 
 def test_claude_one_byte_change_to_the_script_gives_only_the_notice(site: Site, claude: Path) -> None:
+    """The pin in the installed command refuses an unreviewed script: the model gets the notice, no private text."""
     clone = site.clone("changed", claude=True)
     script = clone / "scripts" / "agent-startup-context.py"
     script.write_bytes(script.read_bytes() + b"\n")  # not re-pinned: the installed command must refuse it
@@ -145,6 +149,7 @@ def test_claude_one_byte_change_to_the_script_gives_only_the_notice(site: Site, 
 
 
 def test_claude_stop_continuation_reaches_the_model_after_four_writes(site: Site, claude: Path, checkout: Path) -> None:
+    """After four mutations the Stop handler's question reaches the model once, and how Claude Code words it."""
     writes = [{"tool": "Bash", "input": {"command": f"touch busy-{n}.txt", "description": "Make a file"}}
               for n in range(1, 5)]  # fmt: skip
     rules = [{"match": "Make four files", "reply": writes[0]}]
@@ -164,6 +169,7 @@ def test_claude_stop_continuation_reaches_the_model_after_four_writes(site: Site
 
 
 def test_claude_runs_an_async_session_start_hook_without_waiting(site: Site, claude: Path) -> None:
+    """Decides how the outbox sweep may be registered: an async hook must not delay the first request."""
     clone = site.clone("async", claude=True)
     group, started, done = async_probe(site.root / "async-stamps")
     settings = clone / ".claude" / "settings.json"

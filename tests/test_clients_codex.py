@@ -109,6 +109,7 @@ def snake(event: str) -> str:
 
 
 def test_codex_lists_every_project_hook_and_runs_none_until_trusted(site: Site, codex: Path) -> None:
+    """The control: without our trust entries no brief arrives, so the other tests' briefs come from them."""
     clone = site.clone("untrusted")
     listing = site.trust_codex(codex, clone, hooks=False)  # the folder only
     assert listing["warnings"] == [] and listing["errors"] == []
@@ -131,6 +132,7 @@ def test_codex_lists_every_project_hook_and_runs_none_until_trusted(site: Site, 
 def test_codex_gives_the_brief_once_as_a_developer_message_after_the_environment(
     site: Site, codex: Path, checkout: Path
 ) -> None:
+    """Where and how often the brief reaches the model: a second copy or another role would be a regression."""
     run = codex_exec(site, codex, checkout, "Say hello.", [])
     first = run.requests[0]
     assert occurrences(first, "<private-memory event=") == 1
@@ -148,6 +150,7 @@ def test_codex_gives_the_brief_once_as_a_developer_message_after_the_environment
 
 
 def test_codex_subagent_gets_the_subagent_brief_and_no_soul(site: Site, codex: Path, checkout: Path) -> None:
+    """A spawned subagent gets project memory only: the soul stays with the session the person talks to."""
     task = f"{SUBTASK}: reply with one word."
     rules = [
         {"match": SUBTASK, "reply": {"text": "Subagent finished."}},
@@ -170,6 +173,7 @@ def test_codex_subagent_gets_the_subagent_brief_and_no_soul(site: Site, codex: P
 
 
 def test_codex_one_byte_change_to_the_script_gives_only_the_notice(site: Site, codex: Path) -> None:
+    """The pin in the trusted command refuses an unreviewed script: the model gets the notice, no private text."""
     clone = site.clone("changed")
     script = clone / "scripts" / "agent-startup-context.py"
     script.write_bytes(script.read_bytes() + b"\n")  # not re-pinned: the trusted command must refuse it
@@ -186,6 +190,7 @@ def test_codex_one_byte_change_to_the_script_gives_only_the_notice(site: Site, c
 
 
 def test_codex_stop_continuation_reaches_the_model_after_four_writes(site: Site, codex: Path, checkout: Path) -> None:
+    """After four mutations the Stop handler's question reaches the model once, as Codex continues the turn."""
     writes = [{"tool": "exec_command", "input": {"cmd": f"touch busy-{n}.txt"}} for n in range(1, 5)]
     rules = [{"match": "Make four files", "reply": writes[0]}]
     rules += [{"match": "function_call_output", "reply": reply} for reply in writes[1:]]
@@ -201,6 +206,7 @@ def test_codex_stop_continuation_reaches_the_model_after_four_writes(site: Site,
 
 
 def test_codex_runs_an_async_session_start_handler_without_waiting(site: Site, codex: Path) -> None:
+    """Decides how the outbox sweep may be registered: an async handler must not delay the first request."""
     clone = site.clone("async")
     group, started, done = async_probe(site.root / "async-stamps")
     hooks_file = clone / ".codex" / "hooks.json"
