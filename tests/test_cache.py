@@ -10,6 +10,7 @@ brief depends on invalidates it.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import signal
@@ -42,7 +43,7 @@ from briefkit import (
     write,
 )
 
-from continuity import connection, fastpath, hook, limits, render, startup_cache
+from continuity import connection, fastpath, hook, limits, render, sources, startup_cache, userdirs
 from continuity.render import Brief
 
 HOOK_CODE = "test-pinned-code-digest"
@@ -58,7 +59,7 @@ def brief_json(brief: Brief) -> str:
 
 
 def records() -> list[Path]:
-    folder = Path(fastpath.cache_dir())
+    folder = Path(userdirs.cache_dir()) / "startup"
     return sorted(folder.glob("*.rec")) if folder.is_dir() else []
 
 
@@ -69,15 +70,15 @@ class Refuse:
         raise AssertionError("the cold path ran although the cache should have answered")
 
 
-def uncached(vault: Path, conn: connection.Connection, event: str, harness: str,
-             monkeypatch: pytest.MonkeyPatch) -> Brief:
+def uncached(
+    vault: Path, conn: connection.Connection, event: str, harness: str, monkeypatch: pytest.MonkeyPatch
+) -> Brief:
     with monkeypatch.context() as patch:
         patch.setenv("CONTINUITY_NO_CACHE", "1")
         return startup_cache.brief_for(vault, conn, event, harness)
 
 
-def warm(vault: Path, conn: connection.Connection, event: str, harness: str,
-         monkeypatch: pytest.MonkeyPatch) -> Brief:
+def warm(vault: Path, conn: connection.Connection, event: str, harness: str, monkeypatch: pytest.MonkeyPatch) -> Brief:
     with monkeypatch.context() as patch:
         patch.setattr(startup_cache, "cold", Refuse())
         return startup_cache.brief_for(vault, conn, event, harness)
@@ -101,22 +102,30 @@ class Hook:
         self.monkeypatch = monkeypatch
 
     def data(self, event: str = SESSION, source: str = "startup") -> bytes:
-        doc = {"session_id": "s-1", "transcript_path": None, "cwd": str(self.cwd), "hook_event_name": event,
-               "model": "m", "permission_mode": "default"}
+        doc = {
+            "session_id": "s-1",
+            "transcript_path": None,
+            "cwd": str(self.cwd),
+            "hook_event_name": event,
+            "model": "m",
+            "permission_mode": "default",
+        }
         if event == SESSION:
             doc["source"] = source
         return json.dumps(doc).encode()
 
     def cold(self, event: str = SESSION, harness: str = "codex", *, no_cache: bool = False) -> str:
         with self.monkeypatch.context() as patch:
-            patch.setattr(fastpath, "CODE", HOOK_CODE)
             if no_cache:
                 patch.setenv("CONTINUITY_NO_CACHE", "1")
-            return hook.run_hook(harness, self.data(event))
+            return hook.run_hook(harness, self.data(event), HOOK_CODE)
 
-    def serve(self, event: str = SESSION, harness: str = "codex", source: str = "startup",
-              code: str = HOOK_CODE) -> bytes | None:
-        return fastpath.serve(self.data(event, source), harness, code)
+    def serve(
+        self, event: str = SESSION, harness: str = "codex", source: str = "startup", code: str = HOOK_CODE
+    ) -> bytes | None:
+        payload = fastpath.parse_payload(self.data(event, source))
+        assert payload is not None
+        return fastpath.serve(payload, harness, code)
 
 
 @pytest.fixture
@@ -172,8 +181,9 @@ def test_compaction_start_is_never_served_from_the_cache(vault: Path, hooks: Hoo
     assert hooks.serve(source="compact") is None
 
 
-def test_no_cache_setting_writes_nothing(vault: Path, conn: connection.Connection,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_cache_setting_writes_nothing(
+    vault: Path, conn: connection.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CONTINUITY_NO_CACHE", "1")
     for event in render.EVENTS:
         startup_cache.brief_for(vault, conn, event, "codex")
@@ -188,8 +198,9 @@ def test_no_cache_setting_also_bypasses_the_hooks_warm_path(
     assert hooks.serve() is None
 
 
-def test_cache_lives_outside_the_vault_and_never_writes_it(vault: Path, conn: connection.Connection,
-                                                           hooks: Hook) -> None:
+def test_cache_lives_outside_the_vault_and_never_writes_it(
+    vault: Path, conn: connection.Connection, hooks: Hook
+) -> None:
     before = snapshot(vault)
     for _ in range(2):
         for event in render.EVENTS:
@@ -239,20 +250,19 @@ def _truncate(data: bytes, eighths: int) -> bytes:
 
 
 def _blob_length(data: bytes) -> bytes:
-    head, sep, rest = data.partition(b"blob output ")
-    size, nl, tail = rest.partition(b"\n")
-    return head + sep + str(int(size) + 7).encode() + nl + tail
+    return data.replace(b'"output", ', b'"output", 7', 1)
 
 
 CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
     "empty": lambda data: b"",
     "garbage": lambda data: b"\x00\xff garbage \xfe" * 10,
     "magic-only": lambda data: data[: data.index(b"\n") + 1],
-    "other-magic": lambda data: b"continuity-startup-cache 0" + data[data.index(b"\n"):],
-    "no-end": lambda data: data.replace(b"\nend\n", b"\nen\n", 1),
-    "wrong-key": lambda data: data.replace(b"key ", b"key 0", 1),
+    "other-magic": lambda data: b"continuity-startup-cache 0" + data[data.index(b"\n") :],
+    "no-head-end": lambda data: data.replace(b"\n", b" ", 2),
+    "wrong-code": lambda data: data.replace(b'"code": "', b'"code": "0', 1),
+    "wrong-token": lambda data: data.replace(b'"file", ', b'"file", 1', 1),
     "blob-length": _blob_length,
-    "bad-blob-header": lambda data: data.replace(b"blob output", b"blob output x", 1),
+    "bad-blob-list": lambda data: data.replace(b'"blobs": [', b'"blobs": [1, ', 1),
     "brief-not-json": lambda data: data.replace(b'{"event"', b'["event"', 1),
     "oversized": lambda data: data + b"x" * (limits.STARTUP_CACHE_RECORD_CAP_BYTES + 1),
     **{f"truncated-{n}": functools.partial(_truncate, eighths=n) for n in range(1, 8)},
@@ -262,7 +272,10 @@ CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
 
 @pytest.mark.parametrize("name", sorted(CORRUPTIONS))
 def test_a_corrupt_record_is_a_miss(
-    vault: Path, conn: connection.Connection, hooks: Hook, name: str,
+    vault: Path,
+    conn: connection.Connection,
+    hooks: Hook,
+    name: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     expected = uncached(vault, conn, SESSION, "codex", monkeypatch)
@@ -290,9 +303,7 @@ def test_a_changed_byte_inside_the_stored_brief_is_a_miss_for_the_command_line(
     assert startup_cache.brief_for(vault, conn, SESSION, "codex").text == expected.text
 
 
-def test_a_changed_byte_inside_the_stored_hook_output_is_a_miss(
-    vault: Path, hooks: Hook
-) -> None:
+def test_a_changed_byte_inside_the_stored_hook_output_is_a_miss(vault: Path, hooks: Hook) -> None:
     expected = hooks.cold()
     [file] = records()
     file.write_bytes(_flip_in_text(file.read_bytes()))
@@ -348,9 +359,9 @@ def test_a_record_that_is_a_fifo_does_not_block(
     assert startup_cache.brief_for(vault, conn, SESSION, "codex").text == expected.text
 
 
-def test_unwritable_cache_folder_still_renders(vault: Path, conn: connection.Connection, tmp_path: Path,
-                                               hooks: Hook,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unwritable_cache_folder_still_renders(
+    vault: Path, conn: connection.Connection, tmp_path: Path, hooks: Hook, monkeypatch: pytest.MonkeyPatch
+) -> None:
     expected = uncached(vault, conn, SESSION, "codex", monkeypatch)
     expected_hook = hooks.cold()
     for file in records():
@@ -378,7 +389,10 @@ def same_size_same_mtime(path: Path, old: str, new: str) -> None:
 
 @pytest.mark.parametrize("rel", [*SOURCE_REL.values(), DEFAULT_HANDOFF])
 def test_a_changed_source_invalidates_even_with_same_size_and_mtime(
-    vault: Path, conn: connection.Connection, hooks: Hook, rel: str,
+    vault: Path,
+    conn: connection.Connection,
+    hooks: Hook,
+    rel: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     name = next((n for n, r in SOURCE_REL.items() if r == rel), "handoff")
@@ -404,29 +418,44 @@ def _fifo_device(v: Path) -> None:
 
 
 CHANGES: dict[str, tuple[Callable[[Path], object], Callable[[Brief], bool]]] = {
-    "new-secret": (lambda v: write(v, SOURCE_REL["soul"], hot_note("soul", aws_lines())),
-                   lambda b: reasons(b)["soul"] == "secret"),
-    "policy-secret": (lambda v: write(v, "00-system/INDEX.md", aws_lines()),
-                      lambda b: any("INDEX.md" in n for n in b.notices)),
-    "newer-handoff": (lambda v: write(v, f"{HANDOFF_DIR}/z.md", handoff_note("2030-01-01T00:00:00Z", hid="h-z")),
-                      lambda b: "h-z" in b.text),
-    "handoff-superseded": (lambda v: write(v, DEFAULT_HANDOFF, handoff_note(status="superseded")),
-                           lambda b: reasons(b)["handoff"] == "missing"),
+    "new-secret": (
+        lambda v: write(v, SOURCE_REL["soul"], hot_note("soul", aws_lines())),
+        lambda b: reasons(b)["soul"] == "secret",
+    ),
+    "policy-secret": (
+        lambda v: write(v, "00-system/INDEX.md", aws_lines()),
+        lambda b: any("INDEX.md" in n for n in b.notices),
+    ),
+    "newer-handoff": (
+        lambda v: write(v, f"{HANDOFF_DIR}/z.md", handoff_note("2030-01-01T00:00:00Z", hid="h-z")),
+        lambda b: "h-z" in b.text,
+    ),
+    "handoff-superseded": (
+        lambda v: write(v, DEFAULT_HANDOFF, handoff_note(status="superseded")),
+        lambda b: reasons(b)["handoff"] == "missing",
+    ),
     "handoff-removed": (lambda v: (v / DEFAULT_HANDOFF).unlink(), lambda b: reasons(b)["handoff"] == "missing"),
     "soul-removed": (lambda v: (v / SOURCE_REL["soul"]).unlink(), lambda b: reasons(b)["soul"] == "missing"),
     "soul-linked": (_link_soul, lambda b: reasons(b)["soul"] == "link"),
-    "soul-grown": (lambda v: write(v, SOURCE_REL["soul"], hot_note("soul", notes=printable_ascii(
-        limits.SOUL_CAP_BYTES))), lambda b: reasons(b)["soul"] == "too_large"),
+    "soul-grown": (
+        lambda v: write(v, SOURCE_REL["soul"], hot_note("soul", notes=printable_ascii(limits.SOUL_CAP_BYTES))),
+        lambda b: reasons(b)["soul"] == "too_large",
+    ),
     "device-fifo": (_fifo_device, lambda b: reasons(b)["device"] == "invalid"),
     "project-folder-linked": (
-        lambda v: ((v / "10-project" / PROJECT).rename(v / "moved"), (v / "10-project" / PROJECT).symlink_to(
-            v / "moved")), lambda b: reasons(b)["project"] == "link"),
+        lambda v: (
+            (v / "10-project" / PROJECT).rename(v / "moved"),
+            (v / "10-project" / PROJECT).symlink_to(v / "moved"),
+        ),
+        lambda b: reasons(b)["project"] == "link",
+    ),
 }
 
 
 @pytest.mark.parametrize("label", sorted(CHANGES))
-def test_changes_invalidate(vault: Path, conn: connection.Connection, hooks: Hook, label: str,
-                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_changes_invalidate(
+    vault: Path, conn: connection.Connection, hooks: Hook, label: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     change, check = CHANGES[label]
     startup_cache.brief_for(vault, conn, SESSION, "codex")
     hooks.cold()
@@ -440,10 +469,52 @@ def test_changes_invalidate(vault: Path, conn: connection.Connection, hooks: Hoo
     assert hooks.cold() == hook.hook_output(SESSION, fresh)
 
 
-def test_keyed_by_event_harness_vault_and_connection(vault: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    write(vault, SOURCE_REL["soul"], hot_note("soul", f"- {MARK['soul']}\n" + printable_ascii(
-        limits.CLAUDE_CONTEXT_LIMIT_CHARS + 100)))
+def test_after_one_change_only_that_source_is_validated_again(
+    vault: Path, conn: connection.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record's memo answers for every source whose bytes are unchanged; the brief is the same."""
+    startup_cache.brief_for(vault, conn, SESSION, "codex")
+    validated: list[str] = []
+    real_hot, real_handoff = sources._validate_hot, sources._validate_handoff
+    monkeypatch.setattr(sources, "_validate_hot", lambda raw, *a: validated.append(raw.name) or real_hot(raw, *a))
+    monkeypatch.setattr(sources, "_validate_handoff", lambda g: validated.append("handoff") or real_handoff(g))
+    monkeypatch.setattr(sources, "policy_notices", Refuse())
+    write(vault, SOURCE_REL["preferences"], hot_note("preferences", "- edited preference"))
+    after = startup_cache.brief_for(vault, conn, SESSION, "codex")
+    assert validated == ["preferences"] and "edited preference" in after.text
+    monkeypatch.undo()
+    assert brief_json(after) == brief_json(uncached(vault, conn, SESSION, "codex", monkeypatch))
+
+
+def test_a_damaged_memo_is_validated_afresh(
+    vault: Path, conn: connection.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = uncached(vault, conn, SESSION, "codex", monkeypatch)
+    startup_cache.brief_for(vault, conn, SESSION, "codex")
+    [file] = records()
+    head, blobs = fastpath.read_record(str(file)) or ({}, {})
+    memo = json.loads(blobs["memo"])
+    for key in memo:
+        memo[key] = {"name": "soul", "unexpected": True} if isinstance(memo[key], dict) else "not a list"
+    blobs["memo"] = json.dumps(memo).encode()
+    head["memo_sha256"] = hashlib.sha256(blobs["memo"]).hexdigest()
+    head.pop("blobs")
+    file.write_bytes(fastpath.encode_record(head, blobs))
+    write(vault, SOURCE_REL["soul"], (vault / SOURCE_REL["soul"]).read_text() + "\n")  # a miss, with that memo
+    assert brief_json(startup_cache.brief_for(vault, conn, SESSION, "codex")) == brief_json(
+        uncached(vault, conn, SESSION, "codex", monkeypatch)
+    )
+    assert expected.status == "restored"
+
+
+def test_keyed_by_event_harness_vault_and_connection(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(
+        vault,
+        SOURCE_REL["soul"],
+        hot_note("soul", f"- {MARK['soul']}\n" + printable_ascii(limits.CLAUDE_CONTEXT_LIMIT_CHARS + 100)),
+    )
     conn = conn_for(vault, tmp_path)
     codex = startup_cache.brief_for(vault, conn, SESSION, "codex")
     claude = startup_cache.brief_for(vault, conn, SESSION, "claude")
@@ -455,8 +526,7 @@ def test_keyed_by_event_harness_vault_and_connection(vault: Path, tmp_path: Path
     assert OTHER_DEVICE_MARK in other_device.text and MARK["device"] not in other_device.text
     other_vault = make_vault(tmp_path / "other-vault")
     write(other_vault, SOURCE_REL["soul"], hot_note("soul", "- elsewhere"))
-    assert "elsewhere" in startup_cache.brief_for(other_vault, conn_for(other_vault, tmp_path), SESSION,
-                                                  "codex").text
+    assert "elsewhere" in startup_cache.brief_for(other_vault, conn_for(other_vault, tmp_path), SESSION, "codex").text
     for brief, event, harness in ((codex, SESSION, "codex"), (claude, SESSION, "claude"), (sub, SUBAGENT, "codex")):
         assert brief.text == warm(vault, conn, event, harness, monkeypatch).text
         assert brief.text == uncached(vault, conn, event, harness, monkeypatch).text

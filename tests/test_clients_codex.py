@@ -48,7 +48,7 @@ from clients import (
 )
 from mockmodel import last_turn, occurrences, text_of, with_text
 
-from continuity import hookstate
+from continuity import hookcommand, hookstate
 
 pytestmark = pytest.mark.clients
 SUBTASK = "SUBAGENT-TASK-41d9"
@@ -180,11 +180,9 @@ def test_codex_one_byte_change_to_the_script_gives_only_the_notice(site: Site, c
     site.trust_codex(codex, clone)
     run = codex_exec(site, codex, clone, "Say hello.", [])
     first = run.requests[0]
-    assert occurrences(first, "<private-memory event=") == 1
-    [at] = with_text(items(first), opening("SessionStart", "unavailable"))
-    notice = text_of(items(first)[at])
-    assert items(first)[at]["role"] == "developer"
-    assert "not restored" in notice and "changed" in notice
+    assert occurrences(first, "<private-memory event=") == 0
+    [at] = with_text(items(first), hookcommand.CHANGED_NOTICE)
+    assert items(first)[at]["role"] == "developer" and text_of(items(first)[at]) == hookcommand.CHANGED_NOTICE
     for needle in (SOUL_CANARY, HANDOFF_CANARY, "<source "):
         assert occurrences(run.requests, needle) == 0, needle
 

@@ -10,13 +10,14 @@ import pytest
 from conftest import git
 from hypothesis import given, settings, strategies as st
 
-from continuity import connection, fastpath, limits
+from continuity import connection, connfile, limits
 from continuity.connection import AmbiguousConnection, NoConnection
 from continuity.errors import InputRejected, NotConnected
 
 
-def write_conn(folder: Path, vault: Path, device: str = "dev-a", project: str = "demo-app",
-               python: str | None = None) -> Path:
+def write_conn(
+    folder: Path, vault: Path, device: str = "dev-a", project: str = "demo-app", python: str | None = None
+) -> Path:
     file = folder / connection.CONNECTION_FILE
     file.write_text(connection.render_connection(vault, device, project, python))
     return file
@@ -39,8 +40,23 @@ def test_valid_ids(value: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["", "-a", "A", "dev_a", "dev.a", "dev a", "x" * (limits.ID_MAX_CHARS + 1), "dév", "\u0661", "a\n", "a/b",
-     "..", None, 5, ["a"]],
+    [
+        "",
+        "-a",
+        "A",
+        "dev_a",
+        "dev.a",
+        "dev a",
+        "x" * (limits.ID_MAX_CHARS + 1),
+        "dév",
+        "\u0661",
+        "a\n",
+        "a/b",
+        "..",
+        None,
+        5,
+        ["a"],
+    ],
 )
 def test_invalid_ids(value: object) -> None:
     assert not connection.is_valid_id(value)
@@ -75,7 +91,7 @@ def test_make_id_always_gives_a_valid_id(text: str) -> None:
 
 
 def test_render_and_parse_round_trip(tmp_path: Path) -> None:
-    vault = tmp_path / "a vault with spaces, \"quotes\" and # hashes: and ünïcode"
+    vault = tmp_path / 'a vault with spaces, "quotes" and # hashes: and ünïcode'
     text = connection.render_connection(vault, "dev-a", "demo-app", "/usr/bin/python3")
     values = connection.parse_connection_text(text)
     assert values == {"vault": str(vault), "device": "dev-a", "project": "demo-app", "python": "/usr/bin/python3"}
@@ -88,7 +104,7 @@ def test_any_vault_path_round_trips(name: str) -> None:
     vault = Path("/") / name
     text = connection.render_connection(vault, "dev-a", "demo-app", None)
     assert connection.parse_connection_text(text)["vault"] == str(vault)
-    assert fastpath.parse_connection_text(text)["vault"] == str(vault)  # the hook's warm path agrees
+    assert connfile.parse(text)["vault"] == str(vault)  # the hook's warm path agrees
 
 
 @pytest.mark.parametrize(
@@ -129,7 +145,7 @@ def test_parse_rejects_everything_else(text: str) -> None:
     with pytest.raises(InputRejected):
         connection.parse_connection_text(text)
     with pytest.raises(ValueError):
-        fastpath.parse_connection_text(text)
+        connfile.parse(text)
 
 
 def test_load_connection(tmp_path: Path, vault: Path) -> None:
@@ -266,9 +282,12 @@ def test_disagreeing_siblings_are_an_error_that_names_them(
     other_vault = tmp_path / "other-vault"
     other_vault.mkdir()
     write_conn(one, vault)
-    write_conn(two, other_vault if differ == "vault" else vault,
-               device="dev-z" if differ == "device" else "dev-a",
-               project="other" if differ == "project" else "demo-app")
+    write_conn(
+        two,
+        other_vault if differ == "vault" else vault,
+        device="dev-z" if differ == "device" else "dev-a",
+        project="other" if differ == "project" else "demo-app",
+    )
     with pytest.raises(AmbiguousConnection) as info:
         connection.discover(repo, {})
     message = str(info.value)

@@ -112,6 +112,8 @@ def test_clean_vault_is_ok_and_json_keys_are_pinned(vault: Path) -> None:
         "scan.complete",
         "hook.pin",
         "hook.delivery",
+        "hooks.scopes.codex",
+        "hooks.scopes.claude",
     }
     assert set(found) == expected
     assert "via AGENT_VAULT_CONNECTION" in found["connection"][1]

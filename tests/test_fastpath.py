@@ -7,19 +7,21 @@ what a harness gets, and read `-X importtime` to prove which modules a warm star
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import marshal
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hookkit import command, connect, context_of, hook_env, hooks_doc, lifecycle, make_checkout, payload, run_shell
-from hypothesis import given, strategies as st
+from hookkit import command, connect, context_of, hook_env, hooks_doc, make_checkout, payload, run_shell
 
-from continuity import fastpath, minijson, rawos
+from continuity import fastpath, pin, userdirs
 
-HEAVY = ("re", "json", "pathlib", "dataclasses", "ruamel", "detect_secrets", "typer", "portalocker", "click")
+HEAVY = ("ruamel", "detect_secrets", "typer", "portalocker", "click", "pathlib", "dataclasses")
+WARM = pin.module_closure(Path(__file__).resolve().parents[1] / "src", ("continuity.fastpath",))
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +57,14 @@ def warm_imports(tree: Path, event: str = "SessionStart") -> set[str]:
 
 
 @pytest.mark.parametrize("event", ["SessionStart", "SubagentStart"])
-def test_the_warm_path_serves_the_cold_bytes_without_heavy_imports(
-    checkout: Path, home_env: None, event: str
-) -> None:
+def test_the_warm_path_serves_the_cold_bytes_without_heavy_imports(checkout: Path, home_env: None, event: str) -> None:
     cold = start(checkout, event, CONTINUITY_NO_CACHE="1")
     first = start(checkout, event)  # fills the cache
     assert first == cold
     loaded = warm_imports(checkout, event)
-    # The warm modules come from the script's bundle, not the import system: an import of any
-    # continuity module here would mean the cold path ran. Not even `os` is imported.
-    assert not {name for name in loaded if name.split(".")[0] in (*HEAVY, "os", "continuity")}, sorted(loaded)
+    assert not {name for name in loaded if name.split(".")[0] in HEAVY}, sorted(loaded)
+    ours = {name.replace(".", "/") for name in loaded if name.split(".")[0] == "continuity"}
+    assert ours <= {rel.removesuffix(".py").removesuffix("/__init__") for rel in WARM}, sorted(ours)
     assert start(checkout, event) == cold
 
 
@@ -98,26 +98,25 @@ def test_a_conflict_copy_appearing_reaches_the_warm_brief(checkout: Path, home_e
 
 def test_a_corrupt_record_is_a_miss(checkout: Path, home_env: None) -> None:
     expected = start(checkout)
-    folder = Path(fastpath.cache_dir())
-    for record in folder.glob("*.rec"):
-        record.write_bytes(b"continuity-startup-cache 3\nkey x\nend\nblob output 99999\n{")
-    assert start(checkout) == expected
+    folder = Path(userdirs.cache_dir()) / "startup"
+    records = list(folder.glob("*.rec"))
+    assert records
+    for damage in (b"", b"{", fastpath.RECORD_MAGIC + b'{"code": 1}\n', records[0].read_bytes()[:-1]):
+        for record in records:
+            record.write_bytes(damage)
+        assert start(checkout) == expected
 
 
 def test_a_relative_cache_folder_is_never_used(checkout: Path, home_env: None) -> None:
-    """XDG_CACHE_HOME is ignored when relative: read in the session's folder, a repository could plant the
-    compiled startup code (its name follows from the public digest) or a startup record there."""
+    """XDG_CACHE_HOME is ignored when relative: read in the session's folder, a repository could plant a
+    startup record there."""
     expected = start(checkout)
-    doc_command = command(hooks_doc(checkout), "SessionStart")
-    digest = doc_command.split(" scripts/agent-startup-context.py ")[1].split()[0]
-    planted = checkout / "src" / "planted" / "continuity" / "pycache"
-    planted.mkdir(parents=True)
-    name = f"startup-{digest}-{sys.implementation.cache_tag}.code"
-    (planted / name).write_bytes(marshal.dumps(compile("print('planted code ran')", "x", "exec")))
+    planted = checkout / "src" / "planted"
+    planted.mkdir()
     for relative in ("planted", "./planted"):
         assert start(checkout, XDG_CACHE_HOME=relative) == expected
-    assert sorted(p.name for p in planted.iterdir()) == [name]  # nothing was written there either
-    assert rawos.user_dir("cache") == str(checkout.parent / "home" / ".cache" / "continuity")
+    assert list(planted.iterdir()) == []  # nothing was written there either
+    assert userdirs.cache_dir() == str(checkout.parent / "home" / ".cache" / "continuity")
 
 
 def test_relative_home_and_state_folders_are_ignored(
@@ -131,50 +130,50 @@ def test_relative_home_and_state_folders_are_ignored(
     # a process with neither keeps its caches under /dev/null, where nothing can be made.
     monkeypatch.setenv("HOME", "home")
     monkeypatch.setenv("XDG_CACHE_HOME", "cache")
-    assert rawos.isabs(rawos.home()) and rawos.isabs(rawos.user_dir("cache"))
-    assert rawos.join(rawos.NO_HOME, "x") == "/dev/null/x"
+    assert os.path.isabs(userdirs.home()) and os.path.isabs(userdirs.cache_dir())
 
 
-def test_the_warm_modules_are_the_closure_of_fastpath_in_import_order(checkout: Path) -> None:
-    """The script loads WARM_MODULES itself, in order: each must follow every module it imports."""
-    from continuity import pin
-
+def test_the_warm_modules_are_the_closure_of_fastpath(checkout: Path) -> None:
+    """The script checks WARM_MODULES before the warm answer: they must be all that fastpath imports."""
     text = (checkout / "scripts" / "agent-startup-context.py").read_text()
-    tree = ast.parse(text)
     [warm] = [
         ast.literal_eval(node.value)
-        for node in tree.body
+        for node in ast.parse(text).body
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "WARM_MODULES"
     ]
-    src = checkout / "src"
-    assert set(warm) == set(pin.module_closure(src, ("continuity.fastpath",)))
-    for index, rel in enumerate(warm):
-        module = rel[:-3].replace("/", ".").removesuffix(".__init__")
-        imported = {name for name in pin.module_closure(src, (module,)) if name != rel}
-        assert imported <= set(warm[:index]), (rel, imported - set(warm[:index]))
+    assert sorted(warm) == sorted(pin.module_closure(checkout / "src", ("continuity.fastpath",)))
 
 
-def test_a_changed_warm_module_is_a_new_bundle_never_a_stale_one(checkout: Path, home_env: None) -> None:
-    """The warm modules run from a bundle named by their digests: an edit is refused until pinned, then
-    compiled into a new bundle."""
-    start(checkout)
-    pycache = checkout.parent / "home" / ".cache" / "continuity" / "pycache"
-    bundles = set(pycache.glob("warm-*.code"))
-    assert len(bundles) == 1
-    layout_file = checkout / "src" / "continuity" / "layout.py"
-    original = layout_file.read_text()
-    try:
-        layout_file.write_text(original + "\nEDITED_MARK = 1\n")
-        assert 'status="unavailable"' in start(checkout)  # changed since the pin: nothing of it runs
-        assert set(pycache.glob("warm-*.code")) == bundles
-        assert lifecycle(checkout, "hook", "pin").returncode == 0
-        assert 'status="restored"' in start(checkout)
-        new = set(pycache.glob("warm-*.code")) - bundles
-        assert len(new) == 1 and b"EDITED_MARK" in new.pop().read_bytes()
-    finally:
-        layout_file.write_text(original)
-        assert lifecycle(checkout, "hook", "pin").returncode == 0
-    assert 'status="restored"' in start(checkout)
+PLANTED = "import pathlib; pathlib.Path({marker!r}).write_text('ran')"
+
+
+def test_compiled_code_in_the_cache_folder_or_beside_the_modules_never_runs(checkout: Path, home_env: None) -> None:
+    """Nothing runs in the hook whose bytes were not hashed in that same run: compiled code planted
+    where a code cache would sit (the user's cache folder, the package's __pycache__, under the names
+    the old compiled-code cache used) is never loaded, on the warm path or the full one."""
+    marker = checkout.parent / "planted-code-ran"
+    code = marshal.dumps(compile(PLANTED.format(marker=str(marker)), "planted", "exec"))
+    digest = command(hooks_doc(checkout), "SessionStart").split(" scripts/agent-startup-context.py ")[1].split()[0]
+    magic = sys.implementation.cache_tag
+    cache = Path(userdirs.cache_dir())
+    places = [
+        cache / "pycache" / f"startup-{digest}-{magic}.code",
+        cache / "pycache" / f"warm-{digest[:32]}-{magic}.code",
+    ]
+    for place in places:
+        place.parent.mkdir(parents=True, exist_ok=True)
+        place.write_bytes(code)
+    for rel in [*WARM, "continuity/entry.py", "continuity/hook.py"]:  # valid for the usual importer
+        source = checkout / "src" / rel
+        info = source.stat()
+        header = importlib.util.MAGIC_NUMBER + bytes(4) + int(info.st_mtime).to_bytes(4, "little")
+        pyc = Path(importlib.util.cache_from_source(str(source)))
+        pyc.parent.mkdir(exist_ok=True)
+        pyc.write_bytes(header + (info.st_size & 0xFFFFFFFF).to_bytes(4, "little") + code)
+    cold = start(checkout, CONTINUITY_NO_CACHE="1")
+    warm = start(checkout)
+    assert start(checkout) == warm == cold and 'status="restored"' in warm
+    assert not marker.exists()
 
 
 @pytest.fixture
@@ -184,45 +183,6 @@ def home_env(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".st"))
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=20,
-)
-
-
-@given(json_values)
-def test_the_small_json_reader_agrees_with_the_standard_one(value: object) -> None:
-    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False, indent=1)):
-        assert minijson.parse_json(text) == json.loads(text)
-
-
-@given(st.dictionaries(st.text(), st.none() | st.booleans() | st.integers() | st.text(), max_size=6))
-def test_the_object_writer_writes_what_json_reads_back(fields: dict[str, object]) -> None:
-    text = minijson.json_object(fields)
-    assert json.loads(text) == fields and text.isascii()
-    if all(k.isalnum() and k.isascii() for k in fields) and not any(isinstance(v, str) for v in fields.values()):
-        assert text == json.dumps(fields)  # the same spacing as json.dumps
-
-
-@given(st.text())
-def test_the_string_writer_round_trips(text: str) -> None:
-    assert json.loads(minijson.json_string(text)) == text
-
-
-@given(st.text(max_size=40))
-def test_the_small_json_reader_rejects_what_json_rejects(text: str) -> None:
-    try:
-        expected = json.loads(text)
-    except ValueError:
-        with pytest.raises((ValueError, IndexError)):
-            minijson.parse_json(text)
-    else:
-        if isinstance(expected, float) or "Infinity" in text or "NaN" in text:
-            return
-        assert minijson.parse_json(text) == expected
 
 
 def test_the_cli_stays_light() -> None:

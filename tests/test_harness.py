@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 from hookkit import ROOT, connect, context_of, hook_env, lifecycle, make_checkout, payload, run_shell
 from typer.testing import CliRunner
 
-from continuity import harness, limits
+from continuity import harness, hookcommand, limits
 from continuity.cli import app
 from continuity.errors import InputRejected
 
@@ -47,6 +48,15 @@ def invoke(*args: str) -> Any:
     return CliRunner().invoke(app, list(args))
 
 
+@pytest.fixture(autouse=True)
+def outside_any_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from a plain folder: this repository's own `.codex/hooks.json` registers the handlers at
+    project scope, which would (rightly) stop a user-scope install."""
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+
+
 def test_the_checked_in_codex_file_has_the_strict_shape() -> None:
     doc = json.loads((ROOT / ".codex" / "hooks.json").read_text())
     assert set(doc) == {"description", "hooks"}
@@ -54,7 +64,7 @@ def test_the_checked_in_codex_file_has_the_strict_shape() -> None:
     session = ours(doc, "SessionStart")
     assert session["matcher"] == "startup|resume|clear|compact"
     brief = session["hooks"][0]
-    assert "agent-startup-context.py" in brief["command"] and " SessionStart --hook --harness codex" in brief["command"]
+    assert brief["command"].endswith("--hook --harness codex") and "agent-startup-context.py" in brief["command"]
     assert brief["additionalContextLimit"] == limits.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
     assert brief["timeout"] == limits.HOOK_TIMEOUT_SECONDS and "commandWindows" in brief
     sub = ours(doc, "SubagentStart")["hooks"][0]
@@ -67,7 +77,7 @@ def test_the_checked_in_codex_file_has_the_strict_shape() -> None:
         assert set(group) <= {"matcher", "hooks"}
         for handler in group["hooks"]:
             assert set(handler) <= {"type", "command", "commandWindows", "timeout", "statusMessage",
-                                    "additionalContextLimit"}  # fmt: skip
+                                    "additionalContextLimit", "async"}  # fmt: skip
             assert str(ROOT.parent) not in handler["command"] and "/home/" not in handler["command"]
 
 
@@ -91,7 +101,7 @@ def test_codex_user_install_merges_and_is_idempotent(tmp_path: Path, isolated_ho
     again = invoke("hooks", "install", "--harness", "codex", "--json")
     assert again.exit_code == 0
     assert json.loads(again.output) == {"version": 1, "harness": "codex", "scope": "user", "path": str(path),
-                                        "changed": False, "dry_run": False}  # fmt: skip
+                                        "changed": False, "dry_run": False, "duplicate_of": None}  # fmt: skip
     assert path.read_bytes() == before
 
 
@@ -134,8 +144,9 @@ def test_claude_user_install_keeps_settings_and_uses_claude_events(isolated_home
     }
     for group in (g for gs in doc["hooks"].values() for g in gs):
         for handler in group["hooks"]:
-            assert set(handler) == {"type", "command", "timeout"}
-            assert "--harness claude" in handler["command"] or "artifactctl.py" in handler["command"]
+            sweep = "artifactctl.py" in handler["command"]
+            assert set(handler) == {"type", "command", "timeout", *(["async"] if sweep else [])}
+            assert "--harness claude" in handler["command"] or sweep
     assert invoke("hooks", "install", "--harness", "claude", "--json").output.count('"changed": false') == 1
 
 
@@ -219,16 +230,19 @@ def test_a_user_scope_command_serves_another_repository(tmp_path: Path, repo: Pa
 
 
 def test_the_windows_commands_run_the_same_check(tmp_path: Path) -> None:
-    """PowerShell only changes the quoting: the Python inside `commandWindows` behaves like the POSIX one."""
+    """PowerShell only changes the quoting: the Python inside `commandWindows` is the POSIX program with
+    its quotes swapped, and it behaves the same (run here with this interpreter)."""
     checkout = make_checkout(tmp_path / "copy")
     connect(checkout, tmp_path / "vault")
     doc = json.loads((checkout / ".codex" / "hooks.json").read_text())
     for event in ("SessionStart", "SubagentStart", "Stop"):
-        windows = ours(doc, event)["hooks"][0]["commandWindows"]
-        found = re.fullmatch(r'python -I -S -c "([^"]*)" "(scripts/agent-startup-context\.py)" (.*); exit 0', windows)
+        handler = ours(doc, event)["hooks"][0]
+        windows = handler["commandWindows"]
+        found = re.fullmatch(r'python -I -S -c "([^"]*)" "(scripts/agent-startup-context\.py)" (.*)', windows, re.S)
         assert found, windows
         code, script, rest = found.group(1), found.group(2), found.group(3).split()
-        assert "$" not in code and "`" not in code
+        assert "$" not in code and "`" not in code and "'" not in shlex.split(handler["command"])[4]
+        assert code == shlex.split(handler["command"])[4].replace('"', "'")
         for digest in (rest[0], "0" * 64):
             done = subprocess.run(
                 [sys.executable, "-I", "-S", "-c", code, script, digest, *rest[1:]],
@@ -242,6 +256,43 @@ def test_the_windows_commands_run_the_same_check(tmp_path: Path) -> None:
             assert done.returncode == 0, done.stderr
             if event == "Stop":
                 assert done.stdout == ""
-                continue
-            text = context_of(done.stdout, event)
-            assert ('status="unavailable"' in text) == (digest != rest[0])
+            elif digest == rest[0]:
+                assert 'status="restored"' in context_of(done.stdout, event)
+            else:
+                assert done.stdout == hookcommand.CHANGED_NOTICE + "\n"
+
+
+def test_every_command_is_short_enough_to_review(tmp_path: Path, isolated_home: Path) -> None:
+    """A person reads each command in Codex's /hooks dialog before trusting it."""
+    checkout = make_checkout(tmp_path / "copy")
+    files = [ROOT / ".codex" / "hooks.json"]
+    for name in harness.HARNESSES:
+        files += [harness.install(name, "project", checkout).path, harness.install(name, "user", checkout).path]
+    for path in files:
+        doc = json.loads(path.read_text())
+        commands = harness.our_commands(doc)
+        assert commands and all(len(c) <= limits.HOOK_COMMAND_MAX_CHARS for c in commands), (path, commands)
+
+
+def test_one_scope_at_a_time_so_the_brief_never_comes_twice(tmp_path: Path, isolated_home: Path) -> None:
+    checkout = make_checkout(tmp_path / "copy")
+    user_file = isolated_home / ".codex" / "hooks.json"
+    # In a checkout whose project file registers the handlers, a user-scope install says so and writes nothing.
+    done = lifecycle(checkout / "src", "hooks", "install", "--harness", "codex")
+    assert done.returncode == 0 and "already registers" in done.stdout and "--both" in done.stdout
+    assert not user_file.exists()
+    report = json.loads(lifecycle(checkout, "hooks", "install", "--harness", "codex", "--json").stdout)
+    assert report["changed"] is False and report["duplicate_of"] == str(checkout / ".codex" / "hooks.json")
+    # Asked to, it registers both, and doctor warns about it.
+    assert lifecycle(checkout, "hooks", "install", "--harness", "codex", "--both").returncode == 0
+    assert user_file.exists()
+    assert set(harness.registrations("codex", checkout)) == {"user", "project"}
+    connect(checkout, tmp_path / "vault")
+    doc = json.loads(lifecycle(checkout, "doctor", "--json").stdout)
+    [scopes] = [c for c in doc["checks"] if c["id"] == "hooks.scopes.codex"]
+    assert scopes["level"] == "warn" and "twice" in scopes["message"]
+    # The reverse: with user-scope handlers, a project-scope install for Claude Code writes nothing.
+    assert lifecycle(checkout, "hooks", "install", "--harness", "claude", "--both").returncode == 0
+    claude_project = checkout / ".claude" / "settings.json"
+    done = lifecycle(checkout, "hooks", "install", "--harness", "claude", "--scope", "project")
+    assert done.returncode == 0 and "already registers" in done.stdout and not claude_project.exists()

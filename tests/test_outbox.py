@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import runpy
 import shlex
 import shutil
 import subprocess
@@ -20,10 +21,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import hookcommand, limits
 from continuity.cli import app
 from continuity.outbox import STATE_NAME, format_time, parse_time
-from continuity.outbox_sweeper import hook_command, install_sweeper, marker_for, merge_crontab
+from continuity.outbox_sweeper import install_sweeper, marker_for, merge_crontab
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SCRIPT = CHECKOUT / "scripts" / "artifactctl.py"
@@ -184,9 +185,7 @@ def listing(folder: Path) -> dict[str, bytes | str]:
 
 
 def test_deliver_copies_files_records_evidence_and_prints_exact_expiry(work: Path) -> None:
-    doc = ok_json(
-        lifecycle("deliver", "report.md", "data.csv", "--name", "Q1 numbers", "--json", "--now", T0)
-    )
+    doc = ok_json(lifecycle("deliver", "report.md", "data.csv", "--name", "Q1 numbers", "--json", "--now", T0))
     assert set(doc) == DELIVER_KEYS
     assert doc["version"] == 1
     assert doc["created"] == T0
@@ -531,7 +530,14 @@ def _bash_hook(command: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, check=False, timeout=60)
 
 
-def test_recommended_hook_command_runs_the_pinned_sweep_from_a_subfolder(
+def sweep_command(script: Path) -> str:
+    digest = hashlib.sha256(script.read_bytes()).hexdigest()
+    return hookcommand.posix_command(
+        shlex.quote(sys.executable), "scripts/artifactctl.py", digest, ["sweep", "--hook"], notice=False
+    )
+
+
+def test_the_pinned_sweep_handler_runs_from_a_subfolder_and_refuses_a_changed_script(
     checkout_copy: Path, work: Path
 ) -> None:
     shutil.copytree(checkout_copy / "scripts", work / "scripts")
@@ -539,9 +545,7 @@ def test_recommended_hook_command_runs_the_pinned_sweep_from_a_subfolder(
     ok_json(lifecycle("deliver", "report.md", "--json", "--now", "2020-01-01T00:00:00Z"))
     (work / "sub" / "deeper").mkdir(parents=True)
     script = work / "scripts" / "artifactctl.py"
-    command = hook_command(
-        hashlib.sha256(script.read_bytes()).hexdigest(), python=shlex.quote(sys.executable)
-    )
+    command = sweep_command(script)
 
     with script.open("a") as handle:
         handle.write("# changed after review\n")
@@ -549,17 +553,54 @@ def test_recommended_hook_command_runs_the_pinned_sweep_from_a_subfolder(
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     assert len(list((work / "output").iterdir())) == 2  # the changed script did not run
 
-    command = hook_command(
-        hashlib.sha256(script.read_bytes()).hexdigest(), python=shlex.quote(sys.executable)
-    )
-    proc = _bash_hook(command, work / "sub" / "deeper")
+    proc = _bash_hook(sweep_command(script), work / "sub" / "deeper")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     assert sorted(p.name for p in (work / "output").iterdir()) == [STATE_NAME]
 
-    outside = work.parent / "not-a-repo"
-    outside.mkdir()
-    proc = _bash_hook(command, outside)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+def _quiet(repo: Path, now: str) -> bool:
+    module = runpy.run_path(str(SCRIPT), run_name="artifactctl")
+    return bool(module["quiet"](str(repo), parse_time(now).timestamp()))
+
+
+def test_quiet_says_nothing_is_due_only_when_a_sweep_would_change_nothing(work: Path) -> None:
+    """The hook's one small state read agrees with the sweep itself, state by state."""
+
+    def agrees(now: str) -> bool:
+        quiet = _quiet(work, now)
+        report = ok_json(lifecycle("sweep", "--dry-run", "--json", "--now", now))
+        idle = not (report["deleted_packages"] or report["deleted_unmanaged"] or report["enrolled"])
+        assert quiet == idle or (not quiet and idle), (now, report)  # "not quiet" may only cost a sweep
+        return quiet
+
+    assert agrees(T0)  # no outbox at all
+    delivered = ok_json(lifecycle("deliver", "report.md", "--json", "--now", T0))
+    assert agrees(at(T0, SECOND))
+    assert agrees(at(T0, LIFETIME - SECOND))
+    assert not agrees(delivered["expires"])  # due at its expiry, to the second
+    (work / "output" / "stray.txt").write_text("dropped here by hand")
+    assert not agrees(at(T0, SECOND))  # a new child is to be enrolled
+    ok_json(lifecycle("sweep", "--json", "--now", at(T0, SECOND)))
+    assert agrees(at(T0, 2 * SECOND))
+    (work / "output" / "stray.txt").unlink()
+    assert not _quiet(work, at(T0, 2 * SECOND))  # a vanished child: the record is tidied by a sweep
+    (work / "output" / STATE_NAME).write_text("{broken")
+    assert not _quiet(work, at(T0, 2 * SECOND))  # damaged: for the sweep to judge (it refuses, silently)
+
+
+def test_a_quiet_outbox_costs_the_hook_no_import_of_the_package(work: Path, checkout_copy: Path) -> None:
+    shutil.copytree(checkout_copy / "scripts", work / "scripts")
+    shutil.copytree(checkout_copy / "src", work / "src")
+    command = sweep_command(work / "scripts" / "artifactctl.py").replace(" -I -S ", " -I -S -X importtime ", 1)
+    for setup in (lambda: None, lambda: ok_json(lifecycle("deliver", "report.md", "--json"))):
+        setup()
+        proc = _bash_hook(command, work / "src")
+        assert proc.returncode == 0 and proc.stdout == b""
+        assert b"continuity" not in proc.stderr and b"import time" in proc.stderr
+    (work / "output" / "stray.txt").write_text("new")
+    proc = _bash_hook(command, work / "src")
+    assert b"continuity.outbox_sweeper" in proc.stderr  # something is due: the sweep itself runs
+    assert (work / "output" / "stray.txt").exists()  # enrolled, not deleted
 
 
 # --- install-sweeper ---------------------------------------------------------------------------------
@@ -610,9 +651,7 @@ def test_each_repository_gets_its_own_entry(work: Path, crontab: Path, tmp_path:
     assert sum(marker_for(other) in line for line in lines) == 1
 
 
-def test_an_unreadable_crontab_is_never_overwritten(
-    work: Path, crontab: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_unreadable_crontab_is_never_overwritten(work: Path, crontab: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     crontab.write_text(OTHER_LINES)
     monkeypatch.setenv("FAKE_CRONTAB_FAIL", "1")
     code, out, err = lifecycle("install-sweeper")
@@ -622,9 +661,7 @@ def test_an_unreadable_crontab_is_never_overwritten(
     assert not (work / "output").exists()  # not activated either
 
 
-def test_installed_entry_sweeps_and_refuses_a_changed_script(
-    checkout_copy: Path, work: Path, crontab: Path
-) -> None:
+def test_installed_entry_sweeps_and_refuses_a_changed_script(checkout_copy: Path, work: Path, crontab: Path) -> None:
     script = checkout_copy / "scripts" / "artifactctl.py"
     result = install_sweeper(work, script=script, python=sys.executable)
     ok_json(lifecycle("deliver", "report.md", "--json", "--now", "2020-01-01T00:00:00Z"))
@@ -656,9 +693,7 @@ def test_merge_crontab_replaces_only_its_own_marked_entry() -> None:
     assert merge_crontab("5 * * * * b", "0 * * * * x # m", "m") == "5 * * * * b\n0 * * * * x # m\n"
 
 
-def test_schtasks_installs_one_pinned_hourly_task(
-    work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_schtasks_installs_one_pinned_hourly_task(work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "winbin"
     bin_dir.mkdir()
     saved = tmp_path / "tasks"

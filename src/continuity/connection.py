@@ -16,10 +16,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from continuity import fastpath, limits
+from continuity import connfile, limits
 from continuity.errors import InputRejected, NotConnected
 
-CONNECTION_FILE = fastpath.CONNECTION_FILE
+CONNECTION_FILE = connfile.NAME
 ENV_CONNECTION = "AGENT_VAULT_CONNECTION"
 _ID_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
@@ -45,7 +45,7 @@ class Connection:
 
 def is_valid_id(value: object) -> bool:
     """Device and project ids: `^[a-z0-9][a-z0-9-]{0,62}$`."""
-    return fastpath.is_valid_id(value)
+    return connfile.is_valid_id(value)
 
 
 def make_id(text: str, fallback: str) -> str:
@@ -73,9 +73,9 @@ def find_repo_root(start: Path) -> Path | None:
 
 
 def parse_connection_text(text: str, name: str = CONNECTION_FILE) -> dict[str, str]:
-    """The strict `key: scalar` subset (shared with the hook's warm path); InputRejected otherwise."""
+    """The strict `key: scalar` subset (`connfile`); InputRejected otherwise."""
     try:
-        return fastpath.parse_connection_text(text, name)
+        return connfile.parse(text, name)
     except ValueError as exc:
         raise InputRejected(str(exc)) from None
 

@@ -115,7 +115,7 @@ def _crashed(name: str, exc: Exception, debug: bool) -> str:
 
 def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[str, Any]:
     """The paths and environment variables doctor read, for the person to compare with what they meant."""
-    from continuity import fastpath
+    from continuity import userdirs
 
     repo = conn.repo if conn is not None else connection.find_repo_root(cwd)
     return {
@@ -127,7 +127,7 @@ def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[
         "device": conn.device if conn else None,
         "project": conn.project if conn else None,
         "python": conn.python if conn else None,
-        "startup_cache": str(fastpath.cache_dir()),
+        "startup_cache": os.path.join(userdirs.cache_dir(), "startup"),
         "environment": {name: env.get(name) for name in ENV_READ},
     }
 
@@ -326,7 +326,33 @@ def _deliveries(ctx: Context) -> list[Check]:
     ]
 
 
-PROVIDERS.extend([_hook_pin, _deliveries])
+def _hook_scopes(ctx: Context) -> list[Check]:
+    """Our handlers at both user and project scope of one harness: every brief and Stop comes twice."""
+    from continuity import harness
+
+    repo = ctx.conn.repo or connection.find_repo_root(ctx.cwd)
+    found = []
+    for name in harness.HARNESSES:
+        places = harness.registrations(name, repo)
+        if len(places) > 1:
+            files = " and ".join(str(path) for path in places.values())
+            found.append(
+                check(
+                    f"hooks.scopes.{name}",
+                    "warn",
+                    f"{name} runs continuity's handlers from both {files}: the model gets the brief twice and Stop "
+                    "runs twice; remove them from one file (project scope in a continuity checkout, user scope "
+                    "everywhere else)",
+                )
+            )
+        else:
+            where = next(iter(places.values()), None)
+            message = f"registered in {where}" if where else "not registered (lifecycle hooks install)"
+            found.append(check(f"hooks.scopes.{name}", "ok", f"{name} handlers: {message}"))
+    return found
+
+
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes])
 
 
 def fix(cwd: Path, *, now: float | None = None, on_wait: Callable[[str], None] | None = None) -> list[str]:

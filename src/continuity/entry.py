@@ -1,18 +1,15 @@
-"""The startup script's full path: option parsing, the cold hook, the manual render, re-execution.
+"""The startup script's full path: option parsing, the cold hook, the manual render.
 
-`scripts/agent-startup-context.py` stays small (a compiled module is cached, a script is compiled at
-every run) and pinned: it checks the digests of the modules it loads, serves an unchanged vault from
-`fastpath`, and hands everything else to `main` here. Standard library only at import time.
+`scripts/agent-startup-context.py` stays small and pinned: it checks the digests of the modules it
+loads, serves an unchanged vault from `fastpath`, and hands everything else to `main` here, with the
+digest of the pinned code that keys the startup cache. Standard library only at import time; when a
+dependency cannot be imported, `reexec` decides what happens next.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-
-TYPE_CHECKING = False  # not typing's: the tool-event path imports as little as it can
-if TYPE_CHECKING:
-    from pathlib import Path
 
 START_EVENTS = ("SessionStart", "SubagentStart")
 
@@ -47,52 +44,23 @@ def parse_options(argv: list[str]) -> tuple[str | None, dict[str, str]]:
     return mode, opts
 
 
-def _reexec(python: str, argv: list[str], data: bytes) -> bytes | None:
-    """Run the startup script (argv[0]) again with the connection's interpreter; its stdout, or None."""
-    import subprocess
+def site_packages(*, complete: bool = False) -> None:
+    """The hook command runs Python with -S; the full path needs site-packages back.
 
-    env = dict(os.environ, CONTINUITY_REEXEC="1")
-    try:
-        proc = subprocess.run(
-            [python, os.path.abspath(sys.argv[0]), *argv], input=data, capture_output=True, env=env, timeout=25
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout if proc.returncode == 0 else None
-
-
-def _import_failure_output(harness: str, data: bytes, exc: ImportError) -> str:
-    """Valid hook JSON that says private memory was not restored because an import failed."""
-    import json
-
-    try:
-        payload = json.loads(data.decode("utf-8", errors="replace") or "null")
-    except ValueError:
-        return ""
-    if not isinstance(payload, dict) or payload.get("hook_event_name") not in ("SessionStart", "SubagentStart"):
-        return ""
-    event = payload["hook_event_name"]
-    name = getattr(exc, "name", None) or "a dependency"
-    text = (
-        f'<private-memory event="{event}" status="unavailable">\n'
-        f"Private memory was not restored (the startup code could not import {name} with this Python; "
-        "set `python` in the checkout's .agent-vault to an interpreter that has continuity installed). "
-        "Continue under AGENTS.md and the repository's instructions, and do not claim that private "
-        "identity, preferences or handoffs were restored.\n</private-memory>"
-    )
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
-
-
-def site_packages() -> None:
-    """The hook command runs Python with -S for speed; the full path needs site-packages back.
-
-    Adding them may add import finders (an editable install adds one for `continuity` itself); the
-    startup script's finder, which serves the package only from checked bytes, stays first.
+    First the interpreter's site-packages folders are appended as they are, without running their
+    `.pth` files as `site.main()` would: that costs about 5 ms of every cold start, mostly for the
+    editable install's own import hook, which the pinned finder makes useless here, and none of the
+    hook's dependencies needs one. `complete` runs `site.main()` for an installation whose packages do
+    (the full path asks for it when an import fails). The startup script's finder, which serves the
+    package only from checked bytes, stays first either way.
     """
     if sys.flags.no_site:
         import site
 
-        site.main()
+        if complete:
+            site.main()
+        else:
+            sys.path.extend(folder for folder in site.getsitepackages() if folder not in sys.path)
     pinned = [finder for finder in sys.meta_path if getattr(finder, "continuity_pinned", False)]
     sys.meta_path[:] = pinned + [finder for finder in sys.meta_path if finder not in pinned]
 
@@ -103,9 +71,8 @@ STATE_EVENTS = ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit")
 def state_event(harness: str, data: bytes) -> str | None:
     """The answer to an event other than a start (PostToolUse follows every tool call), or None.
 
-    These only update the session's counters, so they skip site-packages and the renderer: the
-    payload is read with the warm path's small JSON reader, and anything it cannot read takes the
-    full path, which answers the same way.
+    These only update the session's counters, so they skip site-packages and the renderer; anything
+    that is not one of these events takes the full path.
     """
     from continuity.fastpath import parse_payload
 
@@ -117,7 +84,7 @@ def state_event(harness: str, data: bytes) -> str | None:
     return hookstate.handle(payload, harness)
 
 
-def hook_full(harness: str, data: bytes | None) -> int:
+def hook_full(harness: str, data: bytes | None, code: str) -> int:
     """The full hook path (the warm path missed): validate, render, record; always exit 0."""
     if data is None:
         from continuity.fastpath import read_stdin
@@ -130,18 +97,11 @@ def hook_full(harness: str, data: bytes | None) -> int:
         return 0
     site_packages()
     try:
-        from continuity import hook
-
-        out = hook.run_hook(harness, data)
+        out = _brief_or_retry(harness, data, code)
     except ImportError as exc:
-        if os.environ.get("CONTINUITY_REEXEC") != "1":
-            python = _connection_python(data)
-            if python and os.path.abspath(python) != os.path.abspath(sys.executable):
-                again = _reexec(python, ["--hook", "--harness", harness], data)
-                if again is not None:
-                    sys.stdout.write(again.decode("utf-8", errors="replace"))
-                    return 0
-        out = _import_failure_output(harness, data, exc)
+        from continuity import reexec
+
+        out = reexec.answer(harness, data, exc)
     except Exception:
         if os.environ.get("CONTINUITY_DEBUG") == "1":
             raise
@@ -151,95 +111,41 @@ def hook_full(harness: str, data: bytes | None) -> int:
     return 0
 
 
-def _connection_python(data: bytes) -> str | None:
-    """The connection's `python`, when it may be run (see `trusted_interpreter`), else None."""
+def _brief_or_retry(harness: str, data: bytes, code: str) -> str:
+    """`hook.run_hook`, once more with every `.pth` file run when a dependency cannot be imported."""
     try:
-        import json
-        from pathlib import Path
+        from continuity import hook
 
-        from continuity import connection
+        return hook.run_hook(harness, data, code)
+    except ImportError:
+        if not sys.flags.no_site:
+            raise
+    site_packages(complete=True)
+    from continuity import hook
 
-        payload = json.loads(data.decode("utf-8", errors="replace") or "null")
-        cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        conn = connection.discover(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
-        if conn.python and trusted_interpreter(conn.python, conn.file, conn.repo):
-            return conn.python
-    except Exception:
-        return None
-    return None
+    return hook.run_hook(harness, data, code)
 
 
-def _tracked(repo: Path, path: str) -> bool:
-    """Whether git tracks `path` in `repo` (then a clone, not this computer, chose it)."""
-    import subprocess
-
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), "ls-files", "--error-unmatch", "--", path],
-            capture_output=True, timeout=10, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return True  # cannot tell: do not trust it
-    return done.returncode == 0
-
-
-def trusted_interpreter(python: str, conn_file: Path, repo: Path | None) -> bool:
-    """Whether the hook may re-run itself with the connection's `python`.
-
-    The connection file sits in the checkout, where a repository or an agent in it can write, and the
-    program it names would run outside every pin. So it must be an absolute path to an executable
-    regular file that this user or root owns and nobody else can write, and when the checkout holds
-    it, or the connection file, git must not track either (a committed program or connection is the
-    repository's choice, not this computer's). `lifecycle init` writes a path that passes.
-    """
-    import stat
-
-    if not os.path.isabs(python):
-        return False
-    real = os.path.realpath(python)
-    try:
-        info = os.stat(real)
-    except OSError:
-        return False
-    if not stat.S_ISREG(info.st_mode) or not os.access(real, os.X_OK) or info.st_mode & 0o022:
-        return False
-    if hasattr(os, "getuid") and info.st_uid not in (0, os.getuid()):
-        return False
-    if repo is None:
-        return True
-    top = os.path.realpath(repo)
-    for candidate in (str(conn_file), python, real):
-        candidate = os.path.abspath(candidate)
-        for root in (str(repo), top):
-            if candidate.startswith(root.rstrip(os.sep) + os.sep) and _tracked(repo, candidate):
-                return False
-    return True
-
-
-def render_main(opts: dict[str, str], code_digest: str) -> int:
-    site_packages()
+def render_main(opts: dict[str, str], code: str) -> int:
+    site_packages(complete=True)  # a person waits here only when the hook is unavailable
     try:
         from pathlib import Path
 
-        from continuity import fastpath, hook
-
-        fastpath.CODE = code_digest
+        from continuity import hook
     except ImportError as exc:
         sys.stderr.write(f"agent-startup-context: error: cannot import {exc.name or 'continuity'}\n")
         return 3
-    text, code = hook.render_command(Path.cwd(), opts["event"], opts["format"], opts["harness"])
+    text, status = hook.render_command(Path.cwd(), opts["event"], opts["format"], opts["harness"], code)
     sys.stdout.write(text + "\n")
-    return code
+    return status
 
 
-def main(argv: list[str], data: bytes | None, code_digest: str) -> int:
-    """Everything after the pinned checks; `data` is stdin when the warm path already read it."""
+def main(argv: list[str], data: bytes | None, code: str) -> int:
+    """Everything after the pinned checks; `data` is stdin when the warm path already read it, and
+    `code` the digest of the pinned code."""
     mode, opts = parse_options(argv)
     if mode == "hook":
-        from continuity import fastpath
-
-        fastpath.CODE = code_digest
-        return hook_full(opts["harness"], data)
+        return hook_full(opts["harness"], data, code)
     if mode == "help":
         sys.stdout.write(USAGE + "\n")
         return 0
@@ -250,4 +156,4 @@ def main(argv: list[str], data: bytes | None, code_digest: str) -> int:
             sys.stderr.write(f"agent-startup-context: error: {opts['error']}\n")
         sys.stderr.write(USAGE + "\n")
         return 2
-    return render_main(opts, code_digest)
+    return render_main(opts, code)

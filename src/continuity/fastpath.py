@@ -1,387 +1,196 @@
-"""The startup hook's warm path, and the low-level pieces both paths share.
+"""The startup hook's warm path: an unchanged vault is answered from the record the cold path left.
 
-Every session and subagent waits for the startup hook, so serving an unchanged vault must cost little
-more than starting Python. This module therefore imports only `sys`, the built-in SHA-256 and
-`rawos` (not `os`, `re`, `json`, `pathlib` or `dataclasses`, each of which costs from one to several
-milliseconds; nor `from __future__ import annotations`, which at run time imports `__future__`),
-parses the harness's JSON with a small strict parser, and answers from a cache record written by the
-cold path when the cache key still matches. Anything unusual (a compaction start, another event, a missing record, a
-changed key) returns None and the caller takes the full path, which validates everything.
+Every session waits for this, so it imports only `os`, `json`, `hashlib` and three small modules
+(every line here is compiled at each start, since no compiled code is kept). The cold path
+(`startup_cache`) writes one record per connection, event, harness and caller: the digest of the
+code that made it, every input the brief depends on with its token at that time, the hook's exact
+output and the brief. A record is current when the code is the same and every input's token still
+is; then the output is returned as it was written. Anything else returns None, and the full path
+answers.
 
-The key covers every byte the brief depends on: the hot sources and INDEX/MEMORY_POLICY by content
-digest, every handoff file by (name, type, size, mtime, ctime, inode) — ctime cannot be set by user
-code, so any rewrite changes it — the folders the startup vault check visited by (mtime, ctime), the
-connection, event, harness and the digest of the pinned code. The one thing the folder check does not
-see at once is an existing file that grows past the storage review limit; that budget notice follows
-at the next change of a visited folder, and `lifecycle budget` is always exact.
-
-The pieces the cold path shares (reading the connection file, the key, the record) live here and in
-`rawos` so that both paths run the same code.
+Tokens: a `file` is its size and SHA-256 (or why it cannot be read), read without following links;
+a `dir` is its (mode, mtime, ctime, inode); a `names` folder is the listing of its notes with each
+one's (mode, size, mtime, ctime, inode). The ctime cannot be set by user code, so a rewrite always
+shows. Tokens are taken before the cold path reads, so a change while it works only causes a miss.
 """
 
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
 import sys
+import time
 
-try:  # the built-in module: OpenSSL's hashlib costs milliseconds to import
-    from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
-except ImportError:  # Python 3.12 and later
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found, unused-ignore, no-redef]
-    except ImportError:
-        from hashlib import sha256  # type: ignore[assignment, unused-ignore]
+from continuity import connfile, limits, userdirs
+from continuity.safeio import open_nofollow, read_fd_capped, read_regular, write_private
 
-from continuity import layout, limits, rawos
-from continuity.minijson import json_object, parse_json
-from continuity.rawos import join, open_nofollow, read_fd_capped, write_private
-
-RECORD_MAGIC = b"continuity-startup-cache 3\n"
+RECORD_MAGIC = b"continuity-startup-cache 5\n"
 START_EVENTS = ("SessionStart", "SubagentStart")
 HARNESSES = ("codex", "claude")
-CONNECTION_FILE = ".agent-vault"
-CONNECTION_KEYS = ("vault", "device", "project", "python")
-HOT_CAPS = {
-    "soul": limits.SOUL_CAP_BYTES,
-    "preferences": limits.PREFERENCES_CAP_BYTES,
-    "project": limits.PROJECT_CAP_BYTES,
-    "device": limits.DEVICE_CAP_BYTES,
-}
-_ID_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_ID_REST = _ID_FIRST | {"-"}
+
+Record = tuple[dict[str, object], dict[str, bytes]]
 
 
-# --- connection ---------------------------------------------------------------------------------------
+def _file_token(root: str, rel: str, cap: int) -> str:
+    try:
+        fd = open_nofollow(root, rel)
+    except OSError as exc:
+        return f"open:{exc.errno}"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            return f"mode:{info.st_mode}:size:{info.st_size}"
+        data = read_fd_capped(fd, cap)
+    except OSError as exc:
+        return f"read:{exc.errno}"
+    finally:
+        os.close(fd)
+    return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
 
 
-def is_valid_id(value: object) -> bool:
-    """Device and project ids: `^[a-z0-9][a-z0-9-]{0,62}$`."""
+def _stamp(info: os.stat_result) -> str:
+    return f"{info.st_mode}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
+
+
+def _names_token(root: str, rel: str) -> str:
+    listing: list[str] = []
+    try:
+        with os.scandir(os.path.join(root, rel)) as entries:
+            for entry in entries:
+                if entry.name.endswith(".md") and not entry.name.startswith("."):
+                    try:
+                        listing.append(f"{entry.name}:{_stamp(entry.stat(follow_symlinks=False))}")
+                    except OSError:
+                        listing.append(f"{entry.name}!stat")
+    except OSError as exc:
+        return f"!{exc.errno}"
+    return "\n".join(sorted(listing))
+
+
+def token(root: str, rel: str, kind: str, cap: int = 0) -> str:
+    """What a record keeps of one input (see the module docstring)."""
+    if kind == "file":
+        return _file_token(root, rel, cap)
+    if kind == "names":
+        return _names_token(root, rel)
+    try:
+        return _stamp(os.lstat(os.path.join(root, rel)))
+    except OSError:
+        return "-"
+
+
+def record_path(root: str, project: str, device: str, event: str, harness: str, who: str) -> str:
+    """Where the record of one connection, event, harness and caller (the hook or the CLI) lives."""
+    ident = f"{who}\0{root}\0{project}\0{device}\0{event}\0{harness}"
+    name = hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".rec"
+    return os.path.join(userdirs.cache_dir(), "startup", name)
+
+
+def encode_record(head: dict[str, object], blobs: dict[str, bytes]) -> bytes:
+    """One JSON line (`head` with the blobs' names and sizes), then the blobs' bytes in order."""
+    line = json.dumps({**head, "blobs": [[name, len(data)] for name, data in blobs.items()]})
+    return RECORD_MAGIC + line.encode("utf-8", "surrogateescape") + b"\n" + b"".join(blobs.values())
+
+
+def read_record(path: str) -> Record | None:
+    """A whole record of this version with each blob matching its digest, else None."""
+    try:
+        data = read_regular(path, limits.STARTUP_CACHE_RECORD_CAP_BYTES)
+        if not data.startswith(RECORD_MAGIC):
+            return None
+        end = data.index(b"\n", len(RECORD_MAGIC))
+        head = json.loads(data[len(RECORD_MAGIC) : end])
+        blobs, position = {}, end + 1
+        for name, size in head["blobs"]:
+            blobs[name] = data[position : position + size]
+            position += size
+        intact = all(head[name + "_sha256"] == hashlib.sha256(blob).hexdigest() for name, blob in blobs.items())
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return (head, blobs) if intact and position == len(data) and isinstance(head, dict) else None
+
+
+def is_current(head: dict[str, object], root: str, code: str) -> bool:
+    deps = head.get("deps")
     return (
-        isinstance(value, str)
-        and 0 < len(value) <= limits.ID_MAX_CHARS
-        and value[0] in _ID_FIRST
-        and all(c in _ID_REST for c in value)
+        head.get("code") == code
+        and isinstance(deps, list)
+        and all(token(root, rel, kind, cap) == was for rel, kind, cap, was in deps)
     )
+
+
+def checkout_digest(checkout: str | None) -> str | None:
+    """A short digest that tells checkouts apart without naming them."""
+    if checkout is None:
+        return None
+    return hashlib.sha256(checkout.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def write_receipt(entry: dict[str, object], now: float | None = None) -> None:
+    """Replace the receipt of this checkout, harness and event; one that cannot be written is skipped."""
+    entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), **entry}
+    slot = f"{entry.get('checkout')}-{entry.get('harness')}-{entry.get('event')}"
+    name = hashlib.sha256(slot.encode()).hexdigest()[:24] + ".json"
+    with contextlib.suppress(OSError):  # proof of delivery must never cost a delivery
+        write_private(os.path.join(userdirs.state_dir(), "receipts", name), json.dumps(entry).encode() + b"\n")
 
 
 def find_repo_root(start: str) -> str | None:
     """The nearest folder at or above `start` holding a `.git` entry (folder or worktree file)."""
     try:
-        here = rawos.realpath(start)
-    except (OSError, ValueError):
+        here = os.path.realpath(start)
+    except (OSError, ValueError):  # ValueError: a NUL in a path that arrived in the harness's JSON
         return None
-    while True:
-        if rawos.lexists(join(here, ".git")):
-            return here
-        parent = rawos.dirname(here)
-        if parent == here:
+    while not os.path.lexists(os.path.join(here, ".git")):
+        if os.path.dirname(here) == here:
             return None
-        here = parent
-
-
-def _unquote(raw: str, where: str) -> str:
-    raw = raw.strip()
-    if raw.startswith('"'):
-        value = parse_json(raw)
-        if not isinstance(value, str):
-            raise ValueError(f"{where}: a quoted value is malformed")
-        return value
-    if raw.startswith("'"):
-        if len(raw) < 2 or not raw.endswith("'"):
-            raise ValueError(f"{where}: a quoted value is malformed")
-        return raw[1:-1].replace("''", "'")
-    if " #" in raw:
-        raw = raw.split(" #", 1)[0].rstrip()
-    if raw[:1] in ("[", "{", "&", "*", "!", "|", ">", "%", "@", "`"):
-        raise ValueError(f"{where}: only plain or quoted scalars are allowed in a connection file")
-    return raw
-
-
-def parse_connection_text(text: str, name: str = CONNECTION_FILE) -> dict[str, str]:
-    """The connection file's strict YAML subset: one `key: scalar` per line (ValueError otherwise)."""
-    values: dict[str, str] = {}
-    for number, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or stripped in ("---", "..."):
-            continue
-        key, colon, rest = line.partition(":")
-        where = f"{name} line {number}"
-        if not colon or line[:1].isspace() or key.strip() != key:
-            raise ValueError(f"{where}: expected 'key: value'")
-        if key in values:
-            raise ValueError(f"{where}: duplicate key {key!r}")
-        if key not in CONNECTION_KEYS:
-            continue  # newer tools may add keys; unknown ones are ignored, not fatal
-        try:
-            values[key] = _unquote(rest, where)
-        except (ValueError, IndexError):
-            raise ValueError(f"{where}: a quoted value is malformed") from None
-    return values
-
-
-# --- the cache key -----------------------------------------------------------------------------------------
-
-
-def _file_token(root: str, rel: str, cap: int) -> bytes:
-    """What the key records of one source: its content digest, or why it could not be read."""
-    try:
-        fd = open_nofollow(root, rel)
-    except OSError as exc:
-        return f"{rel}!open:{exc.errno}".encode()
-    try:
-        info = rawos.fstat(fd)
-        if not rawos.S_ISREG(info.st_mode):
-            return f"{rel}!mode:{rawos.S_IFMT(info.st_mode)}".encode()
-        if info.st_size > cap:
-            return f"{rel}!size:{info.st_size}".encode()
-        data = read_fd_capped(fd, cap)
-    except OSError as exc:
-        return f"{rel}!read:{exc.errno}".encode()
-    finally:
-        rawos.close(fd)
-    return f"{rel}:{len(data)}:".encode() + bytes(sha256(data).digest())
-
-
-def hot_paths(project: str, device: str) -> dict[str, str]:
-    return {
-        "soul": layout.SOUL,
-        "preferences": layout.PREFERENCES,
-        "project": layout.project_profile(project),
-        "device": layout.device_profile(device),
-    }
-
-
-EVENT_HOT = {"SessionStart": ("soul", "preferences", "project", "device"), "SubagentStart": ("project", "device")}
-POLICY_FILES = (layout.INDEX, layout.MEMORY_POLICY)
-HANDOFFS = layout.HANDOFFS
-
-
-def vault_key(root: str, project: str, device: str, event: str, harness: str, code: str) -> str:
-    """The cache key of everything but the visited folders (see the module docstring)."""
-    h = sha256(f"3\0{code}\0{root}\0{project}\0{device}\0{event}\0{harness}\0".encode())
-    paths = hot_paths(project, device)
-    for name in EVENT_HOT[event]:
-        h.update(_file_token(root, paths[name], HOT_CAPS[name]) + b"\0")
-    for rel in POLICY_FILES:
-        h.update(_file_token(root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES) + b"\0")
-    listing: list[str] = []
-    try:
-        with rawos.scandir(join(root, HANDOFFS)) as entries:
-            for entry in entries:
-                if entry.name.startswith(".") or not entry.name.endswith(".md"):
-                    continue
-                try:
-                    s = entry.stat(follow_symlinks=False)
-                except OSError:
-                    listing.append(f"{entry.name}!stat")
-                    continue
-                listing.append(f"{entry.name}:{s.st_mode}:{s.st_size}:{s.st_mtime_ns}:{s.st_ctime_ns}:{s.st_ino}")
-    except OSError as exc:
-        listing.append(f"!{exc.errno}")
-    listing.sort()
-    h.update("\n".join(listing).encode("utf-8", "surrogateescape"))
-    return str(h.hexdigest())
-
-
-def dir_stamp(root: str, rel: str) -> str:
-    try:
-        s = rawos.lstat(join(root, rel))
-    except OSError:
-        return "-"
-    return f"{s.st_mode}:{s.st_mtime_ns}:{s.st_ctime_ns}:{s.st_ino}"
-
-
-# --- the cache record -------------------------------------------------------------------------------------
-
-
-def cache_dir() -> str:
-    return join(rawos.user_dir("cache"), "startup")
-
-
-def slot_path(root: str, project: str, device: str, event: str, harness: str, who: str) -> str:
-    ident = f"{who}\0{root}\0{project}\0{device}\0{event}\0{harness}"
-    return join(cache_dir(), sha256(ident.encode()).hexdigest()[:32] + ".rec")
-
-
-def encode_record(key: str, dirs: list[tuple[str, str]], fields: dict[str, str], sections: dict[str, bytes]) -> bytes:
-    """Header lines (`key`, `dir <hex rel> <stamp>`, `field <name> <value>`), then length-prefixed blobs."""
-    lines = [f"key {key}"]
-    lines += [f"dir {rel.encode('utf-8', 'surrogateescape').hex()} {stamp}" for rel, stamp in dirs]
-    lines += [f"field {name} {value}" for name, value in fields.items()]
-    head = ("\n".join(lines) + "\n").encode()
-    body = b"".join(f"blob {name} {len(data)}\n".encode() + data for name, data in sections.items())
-    return RECORD_MAGIC + head + b"end\n" + body
-
-
-def decode_record(data: bytes) -> tuple[str, list[tuple[str, str]], dict[str, str], dict[str, bytes]] | None:
-    if not data.startswith(RECORD_MAGIC):
-        return None
-    end = data.find(b"\nend\n")
-    if end < 0:
-        return None
-    key = ""
-    dirs: list[tuple[str, str]] = []
-    fields: dict[str, str] = {}
-    for line in data[len(RECORD_MAGIC) : end].decode("utf-8", "replace").split("\n"):
-        kind, _, rest = line.partition(" ")
-        if kind == "key":
-            key = rest
-        elif kind == "dir":
-            rel_hex, _, stamp = rest.partition(" ")
-            dirs.append((bytes.fromhex(rel_hex).decode("utf-8", "surrogateescape"), stamp))
-        elif kind == "field":
-            name, _, value = rest.partition(" ")
-            fields[name] = value
-    sections: dict[str, bytes] = {}
-    position = end + 5
-    while position < len(data):
-        newline = data.find(b"\n", position)
-        if newline < 0:
-            return None
-        kind, name, size = data[position:newline].decode("ascii", "replace").split(" ")
-        if kind != "blob":
-            return None
-        start = newline + 1
-        sections[name] = data[start : start + int(size)]
-        if len(sections[name]) != int(size):
-            return None
-        position = start + int(size)
-    return key, dirs, fields, sections
-
-
-def read_record(path: str) -> tuple[str, list[tuple[str, str]], dict[str, str], dict[str, bytes]] | None:
-    try:
-        return decode_record(rawos.read_regular(path, limits.STARTUP_CACHE_RECORD_CAP_BYTES))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-
-
-# --- receipts -----------------------------------------------------------------------------------------------
-
-
-def state_home() -> str:
-    return rawos.user_dir("state")
-
-
-def digest_hex(data: bytes) -> str:
-    """SHA-256 in hex, by the built-in module (hashlib costs milliseconds to import)."""
-    return str(sha256(data).hexdigest())
-
-
-def checkout_digest(checkout: str | None) -> str | None:
-    if checkout is None:
-        return None
-    return str(sha256(checkout.encode("utf-8", errors="surrogateescape")).hexdigest())[:16]
-
-
-def write_receipt(entry: dict[str, object], now: float | None = None) -> None:
-    """One receipt file per (checkout, harness, event), written by hand as a small JSON object.
-
-    It is padded with spaces to a fixed size so that the next delivery overwrites it in place
-    (`rawos.overwrite`), a few microseconds instead of a tenth of a millisecond; a reader takes a
-    damaged receipt for a missing one, and proof of delivery is not worth slowing a delivery.
-    """
-    import time
-
-    entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), **entry}
-    slot = f"{entry.get('checkout')}-{entry.get('harness')}-{entry.get('event')}"
-    path = join(state_home(), "receipts", sha256(slot.encode()).hexdigest()[:24] + ".json")
-    data = json_object(entry).encode()
-    if len(data) < limits.RECEIPT_FILE_BYTES:
-        data = data.ljust(limits.RECEIPT_FILE_BYTES - 1) + b"\n"
-    try:
-        if not rawos.overwrite(path, data):
-            write_private(path, data)
-    except OSError:
-        pass  # proof of delivery must never cost a delivery
-
-
-# --- the warm path ------------------------------------------------------------------------------------------
-
-
-_PARSED: tuple[bytes, dict[str, object] | None] | None = None
-
-
-def parse_payload(data: bytes) -> dict[str, object] | None:
-    """The harness's JSON object, or None for anything else; each input is parsed once, since the
-    warm path and then the tool-event path both read it (a tool's output can be long)."""
-    global _PARSED
-    if _PARSED is not None and _PARSED[0] is data:
-        return _PARSED[1]
-    try:
-        value = parse_json(data.decode("utf-8")) if len(data) <= limits.HOOK_STDIN_CAP_BYTES else None
-    except (ValueError, UnicodeDecodeError, IndexError, RecursionError):
-        value = None
-    payload = value if isinstance(value, dict) else None
-    _PARSED = (data, payload)
-    return payload
-
-
-def serve(data: bytes, harness: str, code: str) -> bytes | None:
-    """The hook's stdout for an unchanged vault, or None when the full path must answer."""
-    if harness not in HARNESSES or rawos.getenv("CONTINUITY_NO_CACHE") == "1":
-        return None
-    payload = parse_payload(data)
-    if payload is None:
-        return None
-    event, cwd, source = payload.get("hook_event_name"), payload.get("cwd"), payload.get("source")
-    if event not in START_EVENTS or source == "compact" or not isinstance(cwd, str) or not cwd:
-        return None
-    override = rawos.getenv("AGENT_VAULT_CONNECTION")
-    repo = find_repo_root(cwd)
-    if override:
-        conn_file = override
-    elif repo is None:
-        return None
-    else:
-        conn_file = join(repo, CONNECTION_FILE)
-    try:
-        values = parse_connection_text(rawos.read_regular(conn_file, limits.CONNECTION_CAP_BYTES).decode("utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    root, project, device = values.get("vault", ""), values.get("project"), values.get("device")
-    if not rawos.isabs(root) or not is_valid_id(project) or not is_valid_id(device):
-        return None
-    assert isinstance(project, str) and isinstance(device, str) and isinstance(event, str)
-    record = read_record(slot_path(root, project, device, event, harness, "hook"))
-    if record is None:
-        return None
-    key, dirs, fields, sections = record
-    if key != vault_key(root, project, device, event, harness, code):
-        return None
-    if any(dir_stamp(root, rel) != stamp for rel, stamp in dirs):
-        return None
-    output = sections.get("output")
-    if output is None or fields.get("output_sha256") != str(sha256(output).hexdigest()):
-        return None  # a damaged record is a miss, never a different brief
-    write_receipt(
-        {
-            "harness": harness,
-            "event": event,
-            "source": source if isinstance(source, str) else None,
-            "status": fields.get("status", ""),
-            "bytes": int(fields.get("bytes", "0")),
-            "tokens_estimate": int(fields.get("tokens_estimate", "0")),
-            "sha256": fields.get("sha256", ""),
-            "recovery_note": False,
-            "checkout": checkout_digest(repo),
-        }
-    )
-    return output
+        here = os.path.dirname(here)
+    return here
 
 
 def read_stdin() -> bytes:
     """The harness's JSON: at most one byte over the cap, so that an oversized input can be told."""
     try:
-        return sys.stdin.buffer.read(limits.HOOK_STDIN_CAP_BYTES + 1) if sys.stdin is not None else b""
+        return sys.stdin.buffer.read(limits.HOOK_STDIN_CAP_BYTES + 1)
     except (OSError, ValueError, AttributeError):
         return b""
 
 
-def main_warm(harness: str, code: str) -> bytes | None:
-    """Read stdin and try the warm path; stdin stays available to the full path in `DATA`."""
-    global DATA
-    DATA = read_stdin()
-    return serve(DATA, harness, code)
+def parse_payload(data: bytes) -> dict[str, object] | None:
+    """The harness's JSON object, or None for anything else (too long, not JSON, not an object)."""
+    try:
+        value = json.loads(data) if len(data) <= limits.HOOK_STDIN_CAP_BYTES else None
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
-DATA = b""
-# The pinned code's digest, set by the startup script; the cold path keys its records with it.
-CODE: str | None = None
+def serve(payload: dict[str, object], harness: str, code: str) -> bytes | None:
+    """The hook's stdout for an unchanged vault, or None when the full path must answer."""
+    event, cwd, source = payload.get("hook_event_name"), payload.get("cwd"), payload.get("source")
+    if event not in START_EVENTS or source == "compact" or not isinstance(cwd, str) or not cwd:
+        return None
+    if harness not in HARNESSES or os.environ.get("CONTINUITY_NO_CACHE") == "1":
+        return None
+    repo = find_repo_root(cwd)
+    conn_file = os.environ.get("AGENT_VAULT_CONNECTION") or (os.path.join(repo, connfile.NAME) if repo else "")
+    try:
+        values = connfile.parse(read_regular(conn_file, limits.CONNECTION_CAP_BYTES).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    root, project, device = values.get("vault", ""), values.get("project"), values.get("device")
+    if not os.path.isabs(root) or not connfile.is_valid_id(project) or not connfile.is_valid_id(device):
+        return None
+    found = read_record(record_path(root, str(project), str(device), str(event), harness, "hook"))
+    if found is None or not is_current(found[0], root, code) or "output" not in found[1]:
+        return None
+    head = found[0]
+    receipt = {name: head.get(name) for name in ("status", "bytes", "tokens_estimate", "sha256")}
+    write_receipt(
+        {"harness": harness, "event": event, "source": source if isinstance(source, str) else None, **receipt,
+         "recovery_note": False, "checkout": checkout_digest(repo)}
+    )  # fmt: skip
+    return found[1]["output"]

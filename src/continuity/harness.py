@@ -4,11 +4,11 @@ Codex reads `hooks.json` (user: `$CODEX_HOME/hooks.json`, default `~/.codex`; pr
 `.codex/hooks.json`); Claude Code reads `settings.json` (user: `$CLAUDE_CONFIG_DIR/settings.json`,
 default `~/.claude`; project: `.claude/settings.json`). Both nest event -> matcher groups -> handlers.
 
-Every handler that runs `scripts/agent-startup-context.py` is pinned: its command carries the
-script's SHA-256, and a few lines of standard-library Python inside the command (`pin_code`) hash
-the file and run exactly the bytes they hashed, or print a notice instead. That matters for Codex,
-whose trust hash covers the command string but not the script. The outbox sweep handler is pinned
-to `scripts/artifactctl.py` the same way (its command comes from `outbox_sweeper`).
+Every handler is pinned: its command carries the SHA-256 of the script it runs
+(`scripts/agent-startup-context.py`, or `scripts/artifactctl.py` for the outbox sweep), and a few
+lines of standard-library Python inside the command (`hookcommand`) hash the file and run exactly
+the bytes they hashed, or print a fixed notice instead. That matters for Codex, whose trust hash
+covers the command string but not the script.
 
 Merging keeps every unrelated key, group and handler. Our handlers are recognised by the script
 names in their commands; they are replaced where they were (Codex's trust key includes the group
@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import hookcommand, limits
 from continuity.errors import InputRejected, UsageError
-from continuity.pincode import pin_code
 
 CODEX = "codex"
 CLAUDE = "claude"
@@ -56,10 +55,8 @@ CONTEXT_LIMIT = {
     "SubagentStart": limits.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS,
 }
 STATUS_MESSAGE = {"SessionStart": "Restoring private memory", "SubagentStart": "Restoring project memory"}
-NOTICE = {
-    CODEX: "After reviewing the change, the person can run lifecycle hook pin and trust the hook again (/hooks).",
-    CLAUDE: "After reviewing the change, the person can run lifecycle hook pin (or hooks install) again.",
-}
+
+
 @dataclass(frozen=True)
 class Location:
     """Where the handlers point: the script paths and the interpreter written into commands."""
@@ -88,45 +85,35 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def brief_command(harness: str, event: str | None, where: Location, digest: str, *, windows: bool = False) -> str:
-    """The pinned command for the startup script; `event` names a start event, None for the others."""
-    head = [where.script, digest] + ([event] if event else [])
-    tail = ["--hook", "--harness", harness]
-    if windows:
-        code = pin_code(NOTICE[harness], start=event is not None, windows=True)
-        return f'{where.python(True)} -I -S -c "{code}" "{where.script}" {" ".join([*head[1:], *tail])}; exit 0'
-    code = pin_code(NOTICE[harness], start=event is not None)
-    return f"{where.python(False)} -I -S -c {shlex.quote(code)} {shlex.join([*head, *tail])}"
+def pinned_command(
+    where: Location, script: str, digest: str, args: list[str], *, notice: bool, windows: bool = False
+) -> str:
+    """The command that runs `script` only when its SHA-256 is `digest` (see `hookcommand`)."""
+    build = hookcommand.windows_command if windows else hookcommand.posix_command
+    return build(where.python(windows), script, digest, args, notice=notice)
+
+
+def _handler(harness: str, where: Location, script: str, digest: str, args: list[str], notice: bool) -> dict[str, Any]:
+    handler: dict[str, Any] = {"type": "command", "command": pinned_command(where, script, digest, args, notice=notice)}
+    if harness == CODEX:
+        handler["commandWindows"] = pinned_command(where, script, digest, args, notice=notice, windows=True)
+    return handler
 
 
 def _sweep_handler(harness: str, where: Location) -> dict[str, Any] | None:
+    """The outbox sweep at session start, registered `async` so that no session waits for it."""
     script = where.checkout / SWEEP_REL
     if not script.is_file():
         return None
-    from continuity import outbox_sweeper
-
-    digest = sha256_file(script)
-    handler: dict[str, Any] = {
-        "type": "command",
-        "command": outbox_sweeper.hook_command(digest, script=where.sweep_script, python=f"{where.python(False)} -I"),
-    }
-    if harness == CODEX:
-        python = where.python(True).removeprefix("& ")
-        handler["commandWindows"] = outbox_sweeper.hook_command_windows(
-            digest, script=where.sweep_script, python=f"{python} -I"
-        )
+    handler = _handler(harness, where, where.sweep_script, sha256_file(script), ["sweep", "--hook"], False)
     handler["timeout"] = limits.SWEEP_HOOK_TIMEOUT_SECONDS
+    handler["async"] = True
     return handler
 
 
 def _brief_handler(harness: str, event: str, where: Location, digest: str) -> dict[str, Any]:
     start = event in CONTEXT_LIMIT
-    handler: dict[str, Any] = {
-        "type": "command",
-        "command": brief_command(harness, event if start else None, where, digest),
-    }
-    if harness == CODEX:
-        handler["commandWindows"] = brief_command(harness, event if start else None, where, digest, windows=True)
+    handler = _handler(harness, where, where.script, digest, ["--hook", "--harness", harness], start)
     handler["timeout"] = limits.HOOK_TIMEOUT_SECONDS if start else limits.HOOK_STATE_TIMEOUT_SECONDS
     if harness == CODEX and start:
         handler["statusMessage"] = STATUS_MESSAGE[event]
@@ -269,6 +256,7 @@ class InstallResult:
     text: str
     changed: bool
     dry_run: bool
+    duplicate_of: Path | None = None  # the other scope's file that already registers our handlers
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -278,6 +266,7 @@ class InstallResult:
             "path": str(self.path),
             "changed": self.changed,
             "dry_run": self.dry_run,
+            "duplicate_of": None if self.duplicate_of is None else str(self.duplicate_of),
         }
 
 
@@ -285,12 +274,45 @@ def render_doc(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def install(harness: str, scope: str, checkout: Path, *, dry_run: bool = False) -> InstallResult:
-    """Merge our handlers into the harness's file for `scope`; write only when something changed."""
+def registrations(harness: str, repo: Path | None) -> dict[str, Path]:
+    """The files that register our handlers for `harness`: the user's, and `repo`'s project file.
+
+    Both harnesses run user-scope and project-scope hooks alike, so a handler registered in both gives
+    the model the brief twice and runs Stop twice. A file that cannot be read is left out.
+    """
+    places = [("user", user_config_path(harness))]
+    if repo is not None:
+        places.append(("project", project_config_path(harness, repo)))
+    found: dict[str, Path] = {}
+    for scope, path in places:
+        try:
+            doc = load(path)
+        except InputRejected:
+            continue
+        if doc is not None and our_commands(doc):
+            found[scope] = path
+    return found
+
+
+def install(
+    harness: str, scope: str, checkout: Path, *, dry_run: bool = False, repo: Path | None = None, both: bool = False
+) -> InstallResult:
+    """Merge our handlers into the harness's file for `scope`; write only when something changed.
+
+    Unless `both`, nothing is written while the other scope already registers them (for project scope,
+    the user's file; for user scope, the project file of `repo`, the checkout the person is in).
+    """
     if harness not in HARNESSES or scope not in SCOPES:
         raise UsageError(f"unknown harness or scope: {harness} {scope}")
     path = config_path(harness, scope, checkout)
     existing = load(path)
+    if not both:
+        other = registrations(harness, checkout if scope == "project" else repo).get(
+            "project" if scope == "user" else "user"
+        )
+        if other is not None:
+            text = render_doc(existing) if existing is not None else ""
+            return InstallResult(harness, scope, path, text, False, dry_run, duplicate_of=other)
     doc = existing if existing is not None else {}
     validate(doc, harness, path)
     if harness == CODEX and "description" not in doc:

@@ -32,8 +32,14 @@ def _why(exc: NotConnected) -> str:
     return "the connection file could not be used"
 
 
-def build(cwd: Path, event: str, harness: str, environ: dict[str, str] | None = None) -> Brief | None:
-    """The brief for `cwd`, or None when no connection reaches it at all."""
+def build(
+    cwd: Path, event: str, harness: str, environ: dict[str, str] | None = None, code: str | None = None
+) -> Brief | None:
+    """The brief for `cwd`, or None when no connection reaches it at all.
+
+    `code` is the digest of the pinned code when the startup script asks; the command line leaves it
+    out and the package's own digest keys its records instead.
+    """
     try:
         conn = connection.discover(cwd, environ)
     except connection.NoConnection:
@@ -46,13 +52,15 @@ def build(cwd: Path, event: str, harness: str, environ: dict[str, str] | None = 
         return render.unavailable(event, harness, "the vault is not reachable from this computer")
     from continuity import startup_cache
 
-    return startup_cache.brief_for(root, conn, event, harness)
+    return startup_cache.brief_for(root, conn, event, harness, code)
 
 
-def build_safely(cwd: Path, event: str, harness: str, environ: dict[str, str] | None = None) -> Brief | None:
+def build_safely(
+    cwd: Path, event: str, harness: str, environ: dict[str, str] | None = None, code: str | None = None
+) -> Brief | None:
     """`build`, turning any unexpected failure except a missing import into an unavailable brief."""
     try:
-        return build(cwd, event, harness, environ)
+        return build(cwd, event, harness, environ, code)
     except ImportError:
         raise
     except Exception as exc:
@@ -67,9 +75,9 @@ def format_text(brief: Brief, fmt: str) -> str:
     return brief.text
 
 
-def render_command(cwd: Path, event: str, fmt: str, harness: str) -> tuple[str, int]:
+def render_command(cwd: Path, event: str, fmt: str, harness: str, code: str | None = None) -> tuple[str, int]:
     """What `lifecycle render` and `agent-startup-context.py --render` print, and their exit code."""
-    brief = build_safely(cwd, event, harness)
+    brief = build_safely(cwd, event, harness, code=code)
     if brief is None:
         brief = render.unavailable(event, harness, "this checkout is not connected to a vault")
     return format_text(brief, fmt), EXIT_FOR_STATUS[brief.status]
@@ -88,7 +96,7 @@ def parse_stdin(data: bytes) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
-def run_hook(harness: str, data: bytes) -> str:
+def run_hook(harness: str, data: bytes, code: str | None = None) -> str:
     """The hook's stdout for one harness call ('' for nothing)."""
     payload = parse_stdin(data)
     if payload is None or len(data) > limits.HOOK_STDIN_CAP_BYTES:
@@ -98,7 +106,7 @@ def run_hook(harness: str, data: bytes) -> str:
     cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and raw_cwd else Path.cwd()
     if event in render.EVENTS:
         assert isinstance(event, str)
-        brief = build_safely(cwd, event, harness)
+        brief = build_safely(cwd, event, harness, code=code)
         if brief is None:
             return ""
         from continuity import hookstate

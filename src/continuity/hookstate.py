@@ -20,18 +20,21 @@ content), replaced atomically, mode 0600. A missing, corrupt or unreadable file 
 the hook fails open. Concurrent tool events may lose a count, which only moves a heuristic. Hooks
 never write the vault.
 
-PostToolUse runs after every tool call, so the events path imports only what the warm start path
-does (`fastpath`, `rawos`, `minijson`) and `tool_events`: no `json`, `dataclasses`, `pathlib`,
-`hashlib` or the renderer, which together cost tens of milliseconds; the start path's helpers import
-theirs when they run.
+PostToolUse runs after every tool call, so the events path imports what the warm start path does
+and `tool_events`, not the renderer, YAML or site-packages; the start path's helpers import theirs
+when they run.
 """
 
 from __future__ import annotations
 
-from continuity import fastpath, limits, rawos
-from continuity.minijson import json_object, parse_json
+import contextlib
+import hashlib
+import json
+import os
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds on every tool event
+from continuity import limits, safeio, userdirs
+
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
@@ -68,7 +71,7 @@ FIELDS: dict[str, type] = {
 
 
 class HookState:
-    """One session's counts and flags (a plain class: `dataclasses` alone costs milliseconds to import)."""
+    """One session's counts and flags."""
 
     __slots__ = tuple(FIELDS)
 
@@ -104,12 +107,15 @@ class HookState:
 
 
 def state_dir() -> str:
-    return rawos.join(rawos.user_dir("state"), "hooks")
+    return os.path.join(userdirs.state_dir(), "hooks")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()
 
 
 def state_path(session_id: str) -> str:
-    name = fastpath.digest_hex(session_id.encode("utf-8", errors="surrogateescape"))
-    return rawos.join(state_dir(), f"{name}.json")
+    return os.path.join(state_dir(), f"{_digest(session_id)}.json")
 
 
 def _session_path(payload: dict[str, object]) -> str | None:
@@ -120,8 +126,8 @@ def _session_path(payload: dict[str, object]) -> str | None:
 def load(path: str) -> HookState:
     """The stored state, or a fresh one for anything missing, corrupt, oversized or of another shape."""
     try:
-        doc = parse_json(rawos.read_regular(path, limits.HOOK_STATE_CAP_BYTES).decode("utf-8"))
-    except (OSError, ValueError, IndexError, RecursionError):
+        doc = json.loads(safeio.read_regular(path, limits.HOOK_STATE_CAP_BYTES))
+    except (OSError, ValueError, RecursionError):
         return HookState()
     if not isinstance(doc, dict) or doc.get("version") != STATE_VERSION:
         return HookState()
@@ -137,18 +143,16 @@ def load(path: str) -> HookState:
 
 def save(path: str, state: HookState) -> None:
     """Replace the state file atomically, without fsync (a crash only restarts the heuristics)."""
-    text = json_object({"version": STATE_VERSION, **state.as_dict()})
-    try:  # noqa: SIM105 -- contextlib is one more import on every tool event
-        rawos.write_private(path, (text + "\n").encode())
-    except OSError:
-        pass  # state that cannot be kept only means the heuristics start over
+    text = json.dumps({"version": STATE_VERSION, **state.as_dict()})
+    with contextlib.suppress(OSError):  # state that cannot be kept only means the heuristics start over
+        safeio.write_private(path, (text + "\n").encode())
 
 
 def turn_fingerprint(payload: dict[str, object]) -> int:
     turn = payload.get("turn_id")
     if not isinstance(turn, str) or not turn:
         return 0
-    return int(fastpath.digest_hex(turn.encode("utf-8", errors="surrogateescape"))[:8], 16) or 1
+    return int(_digest(turn)[:8], 16) or 1
 
 
 def _current_turn(state: HookState, payload: dict[str, object]) -> HookState:
@@ -160,7 +164,6 @@ def _current_turn(state: HookState, payload: dict[str, object]) -> HookState:
 
 def prune(now: float | None = None) -> None:
     """Remove state files of sessions untouched for a month (bounded, best effort)."""
-    import os
     import time
 
     from continuity import atomic
@@ -202,7 +205,6 @@ def with_recovery_note(brief: Brief) -> Brief:
 
 def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief:
     """The brief as delivered for this start: the recovery note after compaction, and a receipt."""
-    import os
     from pathlib import Path
 
     from continuity import render
@@ -281,7 +283,7 @@ def on_stop(state: HookState, payload: dict[str, object]) -> tuple[HookState, st
     """The state after a Stop and what to print ('' lets the turn end)."""
     state = _current_turn(state, payload)
     if payload.get("stop_hook_active") is not True and should_nudge(state) and _connected(payload):
-        block = json_object({"decision": "block", "reason": STOP_REASON})
+        block = json.dumps({"decision": "block", "reason": STOP_REASON})
         return state.but(nudged=True), block
     return _ended(state), ""
 
@@ -308,7 +310,7 @@ def handle(payload: dict[str, object], harness: str) -> str:
         save(path, state)
         return out
     except Exception:
-        if rawos.getenv("CONTINUITY_DEBUG") == "1":
+        if os.environ.get("CONTINUITY_DEBUG") == "1":
             raise
         return ""
 

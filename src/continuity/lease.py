@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuity import atomic, limits, notes, rawos, vault
+from continuity import atomic, limits, notes, userdirs, vault
 from continuity.connection import is_valid_id
 from continuity.errors import InputRejected, LeaseHeld, NoteError, UsageError
 
@@ -83,7 +83,7 @@ def parse_duration(text: str) -> int:
 def lock_path(vault_root: Path) -> Path:
     """Where this computer's lock for `vault_root` lives (machine-local, never synchronized)."""
     key = hashlib.sha256(os.path.realpath(vault_root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return Path(rawos.user_dir("state")) / "locks" / f"{key}.lock"
+    return Path(userdirs.state_dir()) / "locks" / f"{key}.lock"
 
 
 _local = threading.local()

@@ -41,6 +41,8 @@ BRIEF_TARGET_TOKENS = 2000
 # Hook timeouts written into harness configuration.
 HOOK_TIMEOUT_SECONDS = 30
 SWEEP_HOOK_TIMEOUT_SECONDS = 60
+# A person reads each hook command in Codex's /hooks dialog before trusting it.
+HOOK_COMMAND_MAX_CHARS = 600
 
 # `doctor --fix` removes only temporary files at least this old: a younger one may be a write in flight.
 TEMP_FILE_STALE_SECONDS = 10 * 60
@@ -126,7 +128,6 @@ HOOK_STATE_MAX_AGE_SECONDS = 30 * 24 * 3600
 HOOK_STATE_PRUNE_MAX_ENTRIES = 1024
 RECEIPTS_CAP_BYTES = 64 * KIB
 RECEIPTS_MAX_ENTRIES = 64
-RECEIPT_FILE_BYTES = 1 * KIB  # each receipt is padded to this size, so the next one overwrites it in place
 HELP_CACHE_CAP_BYTES = 64 * KIB  # `lifecycle --help` as typer last wrote it (see cli/helpcache.py)
 HARNESS_CONFIG_CAP_BYTES = 1 * MIB
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits, notes, rawos, vault
+from continuity import limits, notes, safeio, vault
 from continuity.errors import InputRejected, NoteError
 from continuity.notes import Note
 
@@ -103,7 +103,7 @@ def _folder_files(vault_root: Path, folder: str) -> Iterator[tuple[str, bytes | 
         yield from _folder_files_by_path(vault_root, folder)
         return
     try:
-        dir_fd = rawos.open_nofollow(str(vault_root), folder)
+        dir_fd = safeio.open_nofollow(str(vault_root), folder)
     except OSError:
         return
     try:
@@ -128,7 +128,7 @@ def _folder_files(vault_root: Path, folder: str) -> Iterator[tuple[str, bytes | 
                 elif info.st_size > _CAP:
                     yield rel, _too_large(rel, info.st_size)
                 else:
-                    data = rawos.read_fd_capped(fd, _CAP)
+                    data = safeio.read_fd_capped(fd, _CAP)
                     yield rel, data if len(data) <= _CAP else _too_large(rel, len(data))
             except OSError as exc:
                 yield rel, f"{rel} exists but cannot be read ({exc.strerror})"

@@ -7,7 +7,9 @@ does nothing at all to an outbox that was never activated or holds legacy data.
 
 The scheduler entry and the session-start hook do not trust the script they run: their command
 carries the SHA-256 of `scripts/artifactctl.py` and a few lines of standard-library Python check it
-before anything runs, so an edited script is refused instead of executed.
+before anything runs, so an edited script is refused instead of executed. The session-start form
+first asks the script's own `quiet` whether anything is due, so a sweep runs only when one would
+change something.
 """
 
 from __future__ import annotations
@@ -56,9 +58,7 @@ class SweepResult:
     next_expiry: datetime | None = None
 
 
-def sweep(
-    repo: Path, *, now: datetime | None = None, dry_run: bool = False, wait: bool = True
-) -> SweepResult:
+def sweep(repo: Path, *, now: datetime | None = None, dry_run: bool = False, wait: bool = True) -> SweepResult:
     """Delete what has expired, enroll what is new; a dry run reports the same without changing anything."""
     moment = now or utc_now()
     outbox = outbox_path(repo)
@@ -145,10 +145,9 @@ _PIN_CHECK = (
     "hashlib.sha256(pathlib.Path(p).read_bytes()).hexdigest()==d or sys.exit({mismatch});"
     "sys.exit(subprocess.call([sys.executable,p]+sys.argv[3:]))"
 )
-# The hook's refusal is silent (and exits 0). The scheduler's names the script on stderr, so cron
-# mails it; that text needs quotes, which is fine there: cron's line is sh-quoted and a scheduled
-# task's arguments are quoted for CreateProcess.
-PIN_CHECK_SILENT = _PIN_CHECK.format(mismatch="")
+# The scheduler's refusal names the script on stderr, so cron mails it; that text needs quotes, which
+# is fine there: cron's line is sh-quoted and a scheduled task's arguments are quoted for CreateProcess.
+# (The session-start sweep handler is pinned by `hookcommand` like every other handler.)
 PIN_CHECK_LOUD = _PIN_CHECK.format(
     mismatch='"artifactctl sweeper: "+p+" changed since install-sweeper pinned it; review it, '
     'then run install-sweeper again"'
@@ -162,29 +161,6 @@ def script_digest(script: Path) -> str:
 def default_script() -> Path:
     """`scripts/artifactctl.py` of the checkout this package runs from."""
     return Path(__file__).resolve().parents[2] / "scripts" / "artifactctl.py"
-
-
-def hook_command(digest: str, *, script: str = "scripts/artifactctl.py", python: str = "python3") -> str:
-    """The `.codex/hooks.json` command: pinned sweep of the session's repository; no output, exit 0.
-
-    It changes to the git top level of the session's directory (the session may start in a
-    subfolder), runs the pin check and throws away every byte of output, whatever happens.
-    """
-    return (
-        'cd "$(git rev-parse --show-toplevel 2>/dev/null)" 2>/dev/null && '
-        f"{python} -c '{PIN_CHECK_SILENT}' {shlex.quote(script)} {digest} sweep --hook "
-        ">/dev/null 2>&1; exit 0"
-    )
-
-
-def hook_command_windows(
-    digest: str, *, script: str = "scripts/artifactctl.py", python: str = "python"
-) -> str:
-    """The same hook for PowerShell (`commandWindows`)."""
-    return (
-        "$r = git rev-parse --show-toplevel 2>$null; if ($r) { Set-Location $r; "
-        f'& {python} -c "{PIN_CHECK_SILENT}" "{script}" {digest} sweep --hook *> $null }}; exit 0'
-    )
 
 
 # --- the hourly scheduler entry ----------------------------------------------------------------------
@@ -329,8 +305,7 @@ def install_sweeper(
     script = script or default_script()
     if not script.is_file() or script.is_symlink():
         raise ContinuityError(
-            f"{script} is missing or a link; install-sweeper pins the scripts/artifactctl.py "
-            "of a continuity checkout"
+            f"{script} is missing or a link; install-sweeper pins the scripts/artifactctl.py of a continuity checkout"
         )
     digest = script_digest(script)
     python = python or sys.executable
@@ -361,9 +336,5 @@ def install_sweeper(
             finally:
                 path.unlink()
             if proc.returncode != 0:
-                raise ContinuityError(
-                    f"schtasks refused the task ({_first_line(proc.stderr or proc.stdout)})"
-                )
-    return SweeperInstall(
-        outbox_path(repo), scheduler, entry, marker, script, digest, activated, changed, dry_run
-    )
+                raise ContinuityError(f"schtasks refused the task ({_first_line(proc.stderr or proc.stdout)})")
+    return SweeperInstall(outbox_path(repo), scheduler, entry, marker, script, digest, activated, changed, dry_run)

@@ -205,7 +205,7 @@ def pin(checkout: Path) -> PinResult:
         atomic.write_text(script, new_text, stat.S_IMODE(os.lstat(script).st_mode))
         changed.append(SCRIPT_REL)
     for name in _project_harnesses(checkout):
-        result = harness.install(name, "project", checkout)
+        result = harness.install(name, "project", checkout, both=True)  # keeps the checkout's file current
         if result.changed:
             changed.append(str(result.path.relative_to(checkout)))
     return PinResult(checkout, sha256_bytes(script.read_bytes()), len(digests), changed)
@@ -253,7 +253,7 @@ def problems(checkout: Path) -> list[str]:
         found.append(f"{SCRIPT_REL} pins other module digests than the code has ({names})")
     for name in _project_harnesses(checkout):
         try:
-            result = harness.install(name, "project", checkout, dry_run=True)
+            result = harness.install(name, "project", checkout, dry_run=True, both=True)
         except InputRejected as exc:
             found.append(str(exc))
             continue

@@ -23,20 +23,12 @@ from __future__ import annotations
 import marshal
 import os
 import stat
+from hashlib import blake2b, sha256
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from continuity import limits, vault
 from continuity.recall_text import identifier_parts, words
-
-if TYPE_CHECKING:
-    from hashlib import blake2b, sha256
-else:
-    try:  # the built-in modules: importing OpenSSL's hashlib costs milliseconds at every recall
-        from _blake2 import blake2b
-        from _sha256 import sha256
-    except ImportError:  # pragma: no cover - other interpreters
-        from hashlib import blake2b, sha256
 
 # The walk opens each folder once and asks for its entries' metadata relative to it, so the kernel
 # resolves one name per file rather than the whole path (the walk of 10,000 notes takes about a fifth

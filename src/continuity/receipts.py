@@ -8,15 +8,13 @@ so a person can compare the two.
 
 Receipts live in `$XDG_STATE_HOME/continuity/receipts/` (else `~/.local/state/…`), outside the
 vault (they are about this computer): one small JSON file per checkout, harness and event, mode 0600,
-padded to a fixed size and overwritten in place without fsync (a reader racing a delivery may see a
-damaged receipt, which counts as none). The warm path writes them with `fastpath.write_receipt` (no `json`
-import there). The checkout is recorded as a digest of its path, so no file names a folder. A
-receipt that cannot be written is skipped: proof of delivery must never cost a delivery.
+replaced whole at each delivery (`fastpath.write_receipt`, which both startup paths use). The checkout
+is recorded as a digest of its path, so no file names a folder. A receipt that cannot be written is
+skipped: proof of delivery must never cost a delivery.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
@@ -34,9 +32,9 @@ FIELDS = (
 
 
 def state_home() -> Path:
-    from continuity import rawos
+    from continuity import userdirs
 
-    return Path(rawos.user_dir("state"))
+    return Path(userdirs.state_dir())
 
 
 def receipts_dir() -> Path:
@@ -61,28 +59,6 @@ def read_json_capped(path: Path, cap: int) -> Any:
         return json.loads(data.decode("utf-8")) if len(data) <= cap else None
     except (OSError, ValueError, RecursionError):
         return None
-
-
-def write_quick(path: Path, text: str) -> None:
-    """Replace `path` atomically (temporary sibling, rename) without fsync.
-
-    Hook state and receipts are machine-local bookkeeping that a crash may lose without harm, and they
-    are written on every tool event: an fsync there would cost more than the rest of the hook. A reader
-    still sees the old file or the new one, never a torn one.
-    """
-    from continuity import atomic
-
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = atomic.tmp_name_for(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _entries() -> list[dict[str, Any]]:

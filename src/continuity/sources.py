@@ -13,18 +13,35 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-from continuity import fastpath, handoff, limits, notes, vault
+from continuity import handoff, limits, notes, vault
 from continuity.errors import NoteError
 from continuity.render import CEILING_ORDER, EVENT_SOURCES, SourceView
 
 HOT_TYPES = {"soul": "soul", "preferences": "preferences", "project": "project", "device": "device"}
-# One definition each, shared with the warm path so the cache key and the validation see the same files.
-HOT_CAPS = {**fastpath.HOT_CAPS, "handoff": limits.HANDOFF_CAP_BYTES}
-POLICY_FILES = fastpath.POLICY_FILES
-hot_paths = fastpath.hot_paths
+HOT_CAPS = {
+    "soul": limits.SOUL_CAP_BYTES,
+    "preferences": limits.PREFERENCES_CAP_BYTES,
+    "project": limits.PROJECT_CAP_BYTES,
+    "device": limits.DEVICE_CAP_BYTES,
+    "handoff": limits.HANDOFF_CAP_BYTES,
+}
+POLICY_FILES = (vault.INDEX, vault.MEMORY_POLICY)
+
+
+def hot_paths(project: str, device: str) -> dict[str, str]:
+    """Where each hot source but the handoff lives, relative to the vault."""
+    return {
+        "soul": vault.SOUL,
+        "preferences": vault.PREFERENCES,
+        "project": vault.project_profile(project),
+        "device": vault.device_profile(device),
+    }
 
 
 @dataclass(frozen=True)
@@ -44,20 +61,6 @@ class Gathered:
     hot: tuple[Raw, ...]
     handoffs: tuple[tuple[str, bytes | NoteError], ...]
     policy: tuple[Raw, ...]
-
-    def digest(self) -> str:
-        """A digest of everything validation depends on (the cache key's vault part)."""
-        h = hashlib.sha256()
-        h.update(f"{self.event}\0{self.project}\0{self.device}\0".encode())
-        for raw in (*self.hot, *self.policy):
-            h.update(f"{raw.name}\0{raw.rel}\0{raw.size}\0".encode())
-            h.update(raw.data if raw.data is not None else f"!{raw.error and raw.error.reason}".encode())
-            h.update(b"\0")
-        for rel, data in self.handoffs:
-            h.update(rel.encode() + b"\0")
-            h.update(data if isinstance(data, bytes) else f"!{data.reason}:{data}".encode())
-            h.update(b"\0")
-        return h.hexdigest()
 
 
 def _size(root: Path, rel: str) -> int | None:
@@ -197,12 +200,70 @@ def policy_notices(gathered: Gathered) -> list[str]:
     return out
 
 
-def validate(gathered: Gathered) -> tuple[list[SourceView], list[str]]:
-    """(sources in the event's order, extra notices). Status and ceilings are render's business."""
+class Memo:
+    """Earlier validation results by key, and the results this run used or made (the ones to keep)."""
+
+    def __init__(self, known: dict[str, Any] | None = None) -> None:
+        self.known = dict(known or {})
+        self.used: dict[str, Any] = {}
+
+    def recall(self, key: str) -> Any:
+        value = self.known.get(key)
+        if value is not None:
+            self.used[key] = value
+        return value
+
+    def keep(self, key: str, value: Any) -> None:
+        self.used[key] = value
+
+
+def _memo_key(*parts: object) -> str:
+    """The key of one validation: its kind and everything it reads (bytes by their digest)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else repr(part).encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _raw_part(raw: Raw) -> tuple[str, str, int | None, bytes | str]:
+    if raw.data is not None:
+        return raw.name, raw.rel, raw.size, hashlib.sha256(raw.data).digest()
+    return raw.name, raw.rel, raw.size, f"{raw.error and raw.error.reason}:{raw.error}"
+
+
+def _view(memo: Memo | None, key: str, make: Callable[[], SourceView]) -> SourceView:
+    """`make()`, or the view the memo kept under `key`; the memo keeps what was made."""
+    known = memo.recall(key) if memo is not None else None
+    if isinstance(known, dict):
+        try:
+            return SourceView(**known)
+        except TypeError:
+            pass
+    view = make()
+    if memo is not None:
+        memo.keep(key, asdict(view))
+    return view
+
+
+def validate(gathered: Gathered, memo: Memo | None = None) -> tuple[list[SourceView], list[str]]:
+    """(sources in the event's order, extra notices). Status and ceilings are render's business.
+
+    `memo` holds earlier results by a digest of what each one read: a source whose bytes, path,
+    project and device are the same as then is not parsed or scanned again (the startup cache keeps
+    the memo beside its record, for code of the same digest). Every result made here is added to it.
+    """
     views: dict[str, SourceView] = {}
+    project, device = gathered.project, gathered.device
     for raw in gathered.hot:
-        views[raw.name] = _validate_hot(raw, gathered.project, gathered.device)
-    views["handoff"] = _validate_handoff(gathered)
+        key = _memo_key("hot", project, device, *_raw_part(raw))
+        views[raw.name] = _view(memo, key, partial(_validate_hot, raw, project, device))
+    listing = sorted(
+        (rel, hashlib.sha256(data).digest() if isinstance(data, bytes) else str(data))
+        for rel, data in gathered.handoffs
+    )
+    key = _memo_key("handoff", project, *listing)
+    views["handoff"] = _view(memo, key, partial(_validate_handoff, gathered))
     # The total cap is checked on the raw sizes of the selected files, leaving out in ceiling order.
     for name in CEILING_ORDER[gathered.event]:
         total = sum(v.size or 0 for v in views.values() if v.included)
@@ -219,4 +280,9 @@ def validate(gathered: Gathered) -> tuple[list[SourceView], list[str]]:
                 f"{limits.STARTUP_TOTAL_CAP_BYTES} bytes",
             )
     ordered = [views[name] for name in EVENT_SOURCES[gathered.event]]
-    return ordered, policy_notices(gathered)
+    key = _memo_key("policy", *(part for raw in gathered.policy for part in _raw_part(raw)))
+    known = memo.recall(key) if memo is not None else None
+    notices = [str(n) for n in known] if isinstance(known, list) else policy_notices(gathered)
+    if memo is not None:
+        memo.keep(key, notices)
+    return ordered, list(notices)

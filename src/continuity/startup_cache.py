@@ -1,9 +1,10 @@
 """The cold path's side of the startup cache: validate, render, and leave a record for the warm path.
 
-A record (see `fastpath`) holds the key of everything the brief depends on, the stamps of the folders
-the startup vault check visited, the hook's exact output for this harness and event, and the brief
-with its sources for `lifecycle render --format json`. A hit returns exactly what this cold path
-returned for the same key, so the cache changes how fast a brief comes, never what it says.
+A record (see `fastpath`) holds a token of every input the brief depends on (the hot sources and the
+policy files by content, the handoff folder's listing, the folders the startup vault check visited),
+the hook's exact output for this harness and event, and the brief with its sources for `lifecycle
+render --format json`. A hit returns exactly what this cold path returned for the same inputs, so
+the cache changes how fast a brief comes, never what it says.
 
 Records live under the user's cache directory (`$XDG_CACHE_HOME/continuity/startup`, else
 `~/.cache/…`), outside the vault, one per connection, event, harness and caller (the pinned hook and
@@ -21,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from continuity import fastpath, rawos, render, sources
+from continuity import fastpath, limits, render, safeio, sources, vault
 from continuity.connection import Connection
 from continuity.render import Brief, SourceView
 
@@ -78,12 +79,14 @@ def _brief_from(blob: bytes) -> Brief | None:
         return None
 
 
-def cold(root: Path, conn: Connection, event: str, harness: str) -> tuple[Brief, tuple[str, ...]]:
-    """The validated brief, and the folders its vault check visited."""
+def cold(
+    root: Path, conn: Connection, event: str, harness: str, memo: sources.Memo | None = None
+) -> tuple[Brief, tuple[str, ...]]:
+    """The validated brief, and the folders its vault check visited (`memo`: see `sources.validate`)."""
     from continuity import scan
 
     gathered = sources.gather(root, conn.project, conn.device, event)
-    views, notices = sources.validate(gathered)
+    views, notices = sources.validate(gathered, memo)
     try:
         result = scan.scan(root, conn.project, conn.device)
         notices += scan.notices(result)
@@ -94,47 +97,67 @@ def cold(root: Path, conn: Connection, event: str, harness: str) -> tuple[Brief,
     return render.render(event, harness, views, notices), visited
 
 
-def brief_for(root: Path, conn: Connection, event: str, harness: str) -> Brief:
+def inputs(root: Path, conn: Connection, event: str) -> list[tuple[str, str, int]]:
+    """What the brief reads before its vault check: (vault path, token kind, cap) for each input."""
+    paths = sources.hot_paths(conn.project, conn.device)
+    hot = [(paths[name], "file", sources.HOT_CAPS[name]) for name in render.EVENT_SOURCES[event] if name in paths]
+    policy = [(rel, "file", limits.LIFECYCLE_TEXT_CAP_BYTES) for rel in sources.POLICY_FILES]
+    return [*hot, *policy, (vault.HANDOFFS, "names", 0), (".", "dir", 0)]
+
+
+def brief_for(root: Path, conn: Connection, event: str, harness: str, code: str | None = None) -> Brief:
+    """The brief from this caller's record when it is still current, else validated afresh.
+
+    `code` is the pinned code's digest when the startup script asks (the warm path then finds the
+    record current under the same digest); the command line keys its own records by the package's.
+    """
     if not enabled():
         return cold(root, conn, event, harness)[0]
-    code = fastpath.CODE or code_digest()
-    who = "hook" if fastpath.CODE else "cli"
+    who = "hook" if code else "cli"
+    code = code or code_digest()
     base = str(root)
-    slot = fastpath.slot_path(base, conn.project, conn.device, event, harness, who)
-    # The key is taken before reading, so a change during the cold path only causes another miss.
-    key = fastpath.vault_key(base, conn.project, conn.device, event, harness, code)
-    record = fastpath.read_record(slot)
-    if record is not None and record[0] == key:
-        _, dirs, fields, blobs = record
-        blob = blobs.get("brief", b"")
-        # The blob's digest sits in the header: a damaged record is a miss, never a different brief.
-        intact = fields.get("brief_sha256") == hashlib.sha256(blob).hexdigest()
-        if intact and all(fastpath.dir_stamp(base, rel) == stamp for rel, stamp in dirs):
-            cached = _brief_from(blob)
-            if cached is not None:
-                return cached
-    root_stamp = fastpath.dir_stamp(base, ".")
-    brief, visited = cold(root, conn, event, harness)
-    # Folder stamps are taken after the scan: a folder changed in between is caught at the next start
-    # only if it changes again, a window of milliseconds that a person's sync engine cannot aim at.
-    stamps = [(".", root_stamp)] + [(rel, fastpath.dir_stamp(base, rel)) for rel in visited]
-    _store(slot, key, stamps, brief)
+    path = fastpath.record_path(base, conn.project, conn.device, event, harness, who)
+    found = fastpath.read_record(path)
+    if found is not None and fastpath.is_current(found[0], base, code):
+        cached = _brief_from(found[1].get("brief", b""))
+        if cached is not None:
+            return cached
+    same_code = found is not None and found[0].get("code") == code
+    memo = sources.Memo(_memo_from(found[1].get("memo", b"")) if found is not None and same_code else None)
+    # Tokens are taken before reading, so a change during the cold path only causes another miss.
+    deps = [[rel, kind, cap, fastpath.token(base, rel, kind, cap)] for rel, kind, cap in inputs(root, conn, event)]
+    brief, visited = cold(root, conn, event, harness, memo)
+    # The folders the vault check visited are stamped after it: a folder changed in between is caught
+    # at the next start only if it changes again, a window of milliseconds no sync engine aims at.
+    deps += [[rel, "dir", 0, fastpath.token(base, rel, "dir")] for rel in visited if rel != "."]
+    _store(path, code, deps, brief, memo.used)
     return brief
 
 
-def _store(slot: str, key: str, stamps: list[tuple[str, str]], brief: Brief) -> None:
+def _memo_from(blob: bytes) -> dict[str, Any]:
+    try:
+        memo = json.loads(blob)
+    except ValueError:
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
+def _store(path: str, code: str, deps: list[list[object]], brief: Brief, memo: dict[str, Any]) -> None:
     from continuity import hook
 
-    brief_blob = _brief_json(brief)
-    fields = {
-        "status": brief.status,
-        "bytes": str(brief.bytes),
-        "tokens_estimate": str(brief.tokens_estimate),
-        "sha256": brief.sha256,
-        "brief_sha256": hashlib.sha256(brief_blob).hexdigest(),
+    blobs = {
+        "output": hook.hook_output(brief.event, brief).encode("utf-8"),
+        "brief": _brief_json(brief),
+        "memo": json.dumps(memo, ensure_ascii=False).encode("utf-8"),
     }
-    output = hook.hook_output(brief.event, brief).encode("utf-8")
-    fields["output_sha256"] = hashlib.sha256(output).hexdigest()
-    blobs = {"output": output, "brief": brief_blob}
+    head: dict[str, object] = {
+        "code": code,
+        "deps": deps,
+        "status": brief.status,
+        "bytes": brief.bytes,
+        "tokens_estimate": brief.tokens_estimate,
+        "sha256": brief.sha256,
+    }
+    head.update({f"{name}_sha256": hashlib.sha256(blob).hexdigest() for name, blob in blobs.items()})
     with contextlib.suppress(OSError):  # a cache that cannot be written only makes the next start slower
-        rawos.write_private(slot, fastpath.encode_record(key, stamps, fields, blobs))
+        safeio.write_private(path, fastpath.encode_record(head, blobs))

@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from continuity import rawos
+from continuity import safeio
 from continuity.errors import InputRejected, NoteError
 
 # The layout's names, re-exported: `vault.SOUL` and friends are how the rest of the code names them.
@@ -64,7 +64,7 @@ def safe_rel(rel: str) -> str:
 
 def _open_nofollow(vault: Path, rel: str) -> int:
     """Open `rel` for reading, refusing a symbolic link at any component (shared with the warm path)."""
-    return rawos.open_nofollow(str(vault), rel)
+    return safeio.open_nofollow(str(vault), rel)
 
 
 def read_capped(vault: Path, rel: str, cap: int) -> bytes:
@@ -88,7 +88,7 @@ def read_capped(vault: Path, rel: str, cap: int) -> bytes:
             raise NoteError(f"{rel} is not a regular file", "invalid")
         if info.st_size > cap:
             raise NoteError(f"{rel} is {info.st_size} bytes, over its cap of {cap}", "too_large")
-        data = rawos.read_fd_capped(fd, cap)
+        data = safeio.read_fd_capped(fd, cap)
     except OSError as exc:
         raise NoteError(f"{rel} cannot be read ({exc.strerror})", "unreadable") from None
     finally:

@@ -21,7 +21,6 @@ hook_app = typer.Typer(
 hooks_app = typer.Typer(help="Install the hook handlers into a harness's configuration.", no_args_is_help=True)
 
 
-
 class Scope(str, Enum):
     user = "user"
     project = "project"
@@ -64,11 +63,18 @@ def install_command(
     scope: Annotated[
         Scope, typer.Option(help="user: your harness settings, for any repository; project: this checkout.")
     ] = Scope.user,
+    both: Annotated[
+        bool,
+        typer.Option(
+            "--both", help="Register even when the other scope already has the handlers (the brief then comes twice)."
+        ),
+    ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the resulting file; change nothing.")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Merge the pinned handlers into Codex's hooks.json or Claude Code's settings.json (idempotent)."""
     from continuity import harness, pin
+    from continuity.connection import find_repo_root
 
     if scope is Scope.project:
         checkout = pin.find_checkout(Path.cwd())
@@ -76,9 +82,17 @@ def install_command(
         from continuity.onboard import CHECKOUT
 
         checkout = CHECKOUT
-    result = harness.install(harness_name.value, scope.value, checkout, dry_run=dry_run)
+    repo = find_repo_root(Path.cwd())
+    result = harness.install(harness_name.value, scope.value, checkout, dry_run=dry_run, repo=repo, both=both)
     if json_out:
         emit_json(result.to_json())
+        return
+    if result.duplicate_of is not None:
+        other = "project" if scope is Scope.user else "user"
+        emit(
+            f"{result.duplicate_of} already registers continuity's handlers at {other} scope, and {harness_name.value} "
+            f"runs both scopes: the model would get the brief twice. Nothing changed (--both installs anyway)."
+        )
         return
     if dry_run:
         typer.echo(result.text, nl=False)

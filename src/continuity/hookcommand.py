@@ -1,0 +1,80 @@
+"""The text of each pinned hook command: the few lines of Python a person reads before trusting it.
+
+Codex trusts a hook by the hash of its definition, which covers the command string but not the script
+it runs, so the script's SHA-256 and the code that checks it both sit in the command. Codex shows the
+command in its `/hooks` dialog, where the person decides whether to trust it, so it is written for that
+reader: whole words, one job, at most HOOK_COMMAND_MAX_CHARS characters. In full, for a start event:
+
+    python3 -I -S -c 'import hashlib, os, sys
+    while not os.path.exists(".git") and os.path.dirname(os.getcwd()) != os.getcwd():
+        os.chdir("..")
+    script, digest, *args = sys.argv[1:]
+    code = open(script, "rb").read()
+    if hashlib.sha256(code).hexdigest() == digest:
+        sys.argv = [script, *args]
+        exec(compile(code, script, "exec"), {"__name__": "__main__"})
+    else:
+        print("Private memory was not restored: …")' scripts/agent-startup-context.py <sha256> --hook --harness codex
+
+It goes up to the repository's top level (the session may start in a subfolder; walking up to `.git`
+costs a fraction of what running `git rev-parse` would at every session start), hashes the script and
+on a match runs exactly the bytes it hashed, as `__main__` with the script's path as argv[0]; on a
+mismatch a start handler prints a fixed notice that private memory was not restored, and every other
+handler prints nothing. `-I -S` keeps the user's environment, site-packages and the current folder
+out of the interpreter. A user-scope command names the script by its absolute path and does not walk.
+
+The PowerShell form (`commandWindows`) runs the same program with its quotes swapped, so that it fits
+inside PowerShell's double quotes: the program holds no single quote, `$` or backtick.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from continuity import limits
+
+CHANGED_NOTICE = "Private memory was not restored: the startup script changed since this hook was reviewed."
+_IMPORTS = "import hashlib, sys"
+_TO_TOP_LEVEL = """import hashlib, os, sys
+while not os.path.exists(".git") and os.path.dirname(os.getcwd()) != os.getcwd():
+    os.chdir("..")"""
+_CHECK = """
+script, digest, *args = sys.argv[1:]
+code = open(script, "rb").read()
+if hashlib.sha256(code).hexdigest() == digest:
+    sys.argv = [script, *args]
+    exec(compile(code, script, "exec"), {"__name__": "__main__"})"""
+_NOTICE = f"""
+else:
+    print("{CHANGED_NOTICE}")"""
+
+
+def program(*, notice: bool, walk: bool) -> str:
+    """The Python the command runs: argv SCRIPT DIGEST ARGS…
+
+    `walk` first goes up to the repository's top level, for a script named relative to it. With
+    `notice` (the SessionStart and SubagentStart handlers) a mismatch prints CHANGED_NOTICE as plain
+    text, which both harnesses give the model as context at SessionStart and Codex also at
+    SubagentStart; the other handlers answer a mismatch with nothing.
+    """
+    return (_TO_TOP_LEVEL if walk else _IMPORTS) + _CHECK + (_NOTICE if notice else "")
+
+
+def _absolute(script: str) -> bool:
+    return script.startswith(("/", "\\\\")) or script[1:3] == ":\\"
+
+
+def posix_command(python: str, script: str, digest: str, args: list[str], *, notice: bool) -> str:
+    """The command for `bash -c`."""
+    code = program(notice=notice, walk=not _absolute(script))
+    return f"{python} -I -S -c {shlex.quote(code)} {shlex.join([script, digest, *args])}"
+
+
+def windows_command(python: str, script: str, digest: str, args: list[str], *, notice: bool) -> str:
+    """The same command for PowerShell (Codex's `commandWindows`)."""
+    code = program(notice=notice, walk=not _absolute(script)).replace('"', "'")
+    return f'{python} -I -S -c "{code}" "{script}" {" ".join([digest, *args])}'
+
+
+def too_long(command: str) -> bool:
+    return len(command) > limits.HOOK_COMMAND_MAX_CHARS
