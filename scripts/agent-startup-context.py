@@ -72,7 +72,7 @@ PINNED_MODULES = {
     "continuity/secrets.py": "55e65ad52c661be5759d516cfeb1b8390f4b3952c85f58ff4764f14423be0286",
     "continuity/sources.py": "5a2c5dbb2ef937c3096c069d3395b924805f94b950742d2905a93a1c37833ebc",
     "continuity/startup_cache.py": "bf762dce3a84df358561fce4e8dd35f6cfda9afc929895e1f06736a77eb2ac2b",
-    "continuity/tool_events.py": "0dd6d4164ffd938de9ebcb337e016aeaf1c0f4dff027227a9c2236236c073be8",
+    "continuity/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
     "continuity/vault.py": "15da0380b27103322d048df43b41ac3526f084be497a936d5129e6e42a86bd70",
 }
 # END PINNED MODULES
