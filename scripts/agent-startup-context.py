@@ -55,7 +55,7 @@ PINNED_MODULES = {
     "continuity/hook.py": "94072ab0ebe575f34ae1166d254425a15d225e49dcaf37a97070cd7b7b1e1e1f",
     "continuity/hookstate.py": "e9b31001fe8c7e466aa0caafe6a6b257d5d58ac89579e36011be7f024033f147",
     "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
-    "continuity/limits.py": "ea85c993e24220176aba98cd0d2c4132e4489702d6b0bdb80f6333b414ff3514",
+    "continuity/limits.py": "6301c40ba452d8615b0aa990867d60d811999ea2f58c4638334297f4a3c2d97d",
     "continuity/minijson.py": "df75cbb2c32272d7251f271cfb72ec3acd10d31db6298437beacf12d3389b77d",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
     "continuity/rawos.py": "fdd0a241d0f49e09c2e54685fbde0c747de97f5bd0167261b5c18854292b3607",

@@ -127,7 +127,6 @@ HOOK_STATE_PRUNE_MAX_ENTRIES = 1024
 RECEIPTS_CAP_BYTES = 64 * KIB
 RECEIPTS_MAX_ENTRIES = 64
 RECEIPT_FILE_BYTES = 1 * KIB  # each receipt is padded to this size, so the next one overwrites it in place
-HELP_CACHE_CAP_BYTES = 64 * KIB  # `lifecycle --help` as typer last wrote it (see cli/helpcache.py)
 HARNESS_CONFIG_CAP_BYTES = 1 * MIB
 
 # Ids.

@@ -71,42 +71,9 @@ def main() -> None:
     if code is not None:
         _leave(code)
     gc.set_threshold(*thresholds)
-    if argv in (["--help"], ["-h"]) and os.environ.get("CONTINUITY_NO_CACHE") != "1":
-        _help()
     from continuity.cli.group import app
 
     app()
-
-
-def _help() -> NoReturn:
-    """`lifecycle --help`: the text typer wrote last time for the same code and terminal, else typer's."""
-    import contextlib
-    import io
-
-    from continuity.cli import helpcache
-
-    try:
-        digest: str | None = helpcache.key()
-    except OSError:
-        digest = None  # the key cannot be made: typer answers, and nothing is kept
-    text = helpcache.cached(digest) if digest else None
-    if text is not None:
-        sys.stdout.write(text)
-        _leave(0)
-    from continuity.cli.group import app
-
-    buffer = io.StringIO()
-    code: str | int | None = 0
-    with contextlib.redirect_stdout(buffer):
-        try:
-            app()
-        except SystemExit as exc:
-            code = exc.code
-    text = buffer.getvalue()
-    sys.stdout.write(text)
-    if code in (0, None) and digest:
-        helpcache.store(digest, text)
-    sys.exit(code)
 
 
 def _leave(code: int) -> NoReturn:
