@@ -148,14 +148,6 @@ def main() -> None:
             pairwise("hook, PostToolUse (after every tool)", bare, tool, args.repeat, stdin=tool_payload, **common),
             pairwise("lifecycle render", bare, [LIFECYCLE, "render"], max(5, args.repeat // 3), **common),
             pairwise("lifecycle --help", bare, [LIFECYCLE, "--help"], max(5, args.repeat // 3), **common),
-            pairwise(
-                "lifecycle --help, typer (no cache)",
-                bare,
-                [LIFECYCLE, "--help"],
-                max(5, args.repeat // 3),
-                cwd=cwd,
-                env={**env, "CONTINUITY_NO_CACHE": "1"},
-            ),
         ]
     print(f"\n{'measure':40} {'bare ms':>9} {'ms':>9} {'ratio':>7}")
     for label, b, o, r in rows:

@@ -55,7 +55,7 @@ PINNED_MODULES = {
     "continuity/hook.py": "819618e147828205b6fb2f2147ee8449169bec9249444960c8c05bc56098da81",
     "continuity/hookstate.py": "5732c0ffc378786004b8d1078f9569c9440a94710e4c974b5b43289e0c8d8661",
     "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
-    "continuity/limits.py": "a035467a9fe89c925f2c76272438f10d0fb099a6b00b46e1b5d296b92f2b36c9",
+    "continuity/limits.py": "373051c6ad807db0a467d761f333073543696d50e33d25d86e6a3d245e2a57af",
     "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
     "continuity/receipts.py": "fc9d0ce2e8b38a4ce256f7ad49d7af420a9037ee0ff10450f4a414070fdc52b7",
     "continuity/reexec.py": "b222b34753f57272454664c735119405005f2e307c635b107d0e1b6150650815",
@@ -72,7 +72,7 @@ PINNED_MODULES = {
     "continuity/secrets.py": "55e65ad52c661be5759d516cfeb1b8390f4b3952c85f58ff4764f14423be0286",
     "continuity/sources.py": "909dba7043418b5745fc56d3b9ef0500497a9fba8aab7aef61c86b924ec37d87",
     "continuity/startup_cache.py": "add0cd555007e50aca2d79a23b5e654f21ac377748312614149b1bc86e29a03e",
-    "continuity/tool_events.py": "0dd6d4164ffd938de9ebcb337e016aeaf1c0f4dff027227a9c2236236c073be8",
+    "continuity/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
     "continuity/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
     "continuity/vault.py": "dd15a75586f3c991a08f3d5e42b30fdc0536c66846beb405852d92ddc5fe9ee2",
 }

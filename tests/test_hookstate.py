@@ -9,14 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shlex
 import time
 import unicodedata
 from pathlib import Path
 
 import pytest
 from conftest import use_connection
-from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity import connection, hook, hookstate, limits, receipts, render, tool_events
@@ -313,23 +311,6 @@ def test_edit_tools_are_mutations_and_others_are_not() -> None:
     assert tool_events.classify("Bash", {"command": ["bash", "-lc", "touch x"]}) == (True, False)
     assert tool_events.classify("Bash", {"command": ["echo", ">", "f"]}) == (False, False)  # a word, not a redirection
     assert tool_events.classify(None, None) == (False, False)
-
-
-def shlex_tokens(line: str) -> list[str] | None:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        return list(lexer)
-    except ValueError:
-        return None
-
-
-@settings(max_examples=3000)
-@given(st.text(alphabet="ab =-/.~*?'\"\\;&|<>()#\t x1é", max_size=24))
-def test_the_tokenizer_splits_exactly_as_shlex(line: str) -> None:
-    """tool_events splits commands by hand (importing shlex imports re); it must agree with shlex."""
-    assert tool_events._tokens(line) == shlex_tokens(line)
 
 
 def test_render_explain_lists_sources_and_compares_with_the_last_delivery(

@@ -1,7 +1,7 @@
 """Warm recall's shortcuts change how fast an answer comes, never what it says.
 
 The listing fingerprint (an unchanged vault is not compared row by row), the walk by folder
-descriptor, ranking in the full-text index alone, and `lifecycle recall` answered without typer.
+descriptor and ranking in the full-text index alone; then the `lifecycle recall` command itself.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hookkit import LIFECYCLE, hook_env
 from typer.testing import CliRunner
 
 from continuity import limits, recall, recall_index, recall_notes
-from continuity.cli import app, quick
+from continuity.cli import app
 from continuity.connection import render_connection
 
 DEVICE = "lap"
@@ -246,58 +246,21 @@ def found_all(vault: Path, *terms: str) -> list[str]:
         (['"write path"', ""], (['"write path"', ""], "main", 3, False)),
     ],
 )
-def test_a_plain_recall_is_read_as_click_reads_it(
+def test_a_recall_command_line_is_read_as_click_reads_it(
     args: list[str],
     parsed: tuple[list[str], str, int, bool],
     vault: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert quick.parse_recall(args) == parsed
     connect(tmp_path, monkeypatch, vault)
     note(vault, "30-memory/facts/a.md", "a", "zebra lion")
     note(vault, "30-memory/facts/b.md", "b", "zebra")
-    typer_path = CliRunner().invoke(app, ["recall", *args], prog_name="lifecycle")
-    code = quick.main(["recall", *args])
-    out = capsys.readouterr()
-    assert (code, out.out, out.err) == (typer_path.exit_code, typer_path.stdout, typer_path.stderr)
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        [],
-        ["--limit", "2"],
-        ["zebra", "--help"],
-        ["-h", "zebra"],
-        ["zebra", "--"],
-        ["--", "-zebra"],
-        ["zebra", "-"],
-        ["zebra", "-x"],
-        ["zebra", "--lim", "2"],
-        ["zebra", "--limit"],
-        ["zebra", "--limit", "0"],
-        ["zebra", "--limit", "+2"],
-        ["zebra", "--limit", " 2"],
-        ["zebra", "--limit", "2_0"],
-        ["zebra", "--limit", "\u0663"],
-        ["zebra", "--limit="],
-        ["zebra", "--for", "all"],
-        ["zebra", "--for", "Main"],
-        ["zebra", "--for"],
-        ["zebra", "--for", "--json"],
-        ["zebra", "--json=yes"],
-    ],
-)
-def test_anything_else_is_left_to_typer(args: list[str]) -> None:
-    assert quick.parse_recall(args) is None
-    assert quick.main(["recall", *args]) is None
-
-
-@pytest.mark.parametrize("argv", [[], ["--help"], ["log"], ["Recall", "zebra"], ["doctor", "recall"]])
-def test_other_commands_are_left_to_typer(argv: list[str]) -> None:
-    assert quick.main(argv) is None
+    terms, audience, limit, as_json = parsed
+    result = CliRunner().invoke(app, ["recall", *args], prog_name="lifecycle")
+    expected = recall.recall(vault, DEVICE, PROJECT, terms, audience=audience, limit=limit)
+    printed = json.dumps(expected.to_json(), ensure_ascii=False, indent=2) if as_json else expected.text
+    assert (result.exit_code, result.stdout, result.stderr) == (0, printed + "\n", "")
 
 
 def connect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vault: Path) -> Path:
@@ -307,9 +270,11 @@ def connect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vault: Path) -> Pat
     return file
 
 
-@pytest.mark.parametrize("case", ["no-connection", "unreachable", "no-word", "too-many-terms"])
-def test_failures_come_out_as_the_typer_command_reports_them(
-    case: str, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("case", "code"), [("no-connection", 3), ("unreachable", 3), ("no-word", 2), ("too-many-terms", 2)]
+)
+def test_failures_come_out_as_one_error_line_and_their_exit_code(
+    case: str, code: int, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = ["recall", "zebra"]
     if case != "no-connection":
@@ -318,44 +283,29 @@ def test_failures_come_out_as_the_typer_command_reports_them(
         args = ["recall", "*", "+"]
     if case == "too-many-terms":
         args = ["recall", *(f"w{n}" for n in range(limits.RECALL_MAX_TERMS + 1))]
-    typer_path = CliRunner().invoke(app, args, prog_name="lifecycle")
-    code = quick.main(args)
-    out = capsys.readouterr()
-    assert code in (2, 3)
-    assert (code, out.out, out.err) == (typer_path.exit_code, typer_path.stdout, typer_path.stderr)
-    assert out.err.startswith("lifecycle: error: ") and out.err.count("\n") == 1
+    result = CliRunner().invoke(app, args, prog_name="lifecycle")
+    assert (result.exit_code, result.stdout) == (code, "")
+    assert result.stderr.startswith("lifecycle: error: ") and result.stderr.count("\n") == 1
 
 
-HEAVY = ("typer", "click", "ruamel", "detect_secrets", "continuity.cli.group", "continuity.secrets")
-
-
-def test_a_warm_recall_command_loads_neither_typer_nor_the_cold_path(vault: Path, tmp_path: Path) -> None:
+def test_the_lifecycle_command_recalls_in_a_new_process(vault: Path, tmp_path: Path) -> None:
     note(vault, "30-memory/facts/a.md", "a", "zebra body")
-    env = {k: v for k, v in os.environ.items() if k != "CONTINUITY_DEBUG"}
-    env["AGENT_VAULT_CONNECTION"] = str(tmp_path / "connection")
     (tmp_path / "connection").write_text(render_connection(vault, DEVICE, PROJECT, None))
+    env = hook_env(AGENT_VAULT_CONNECTION=str(tmp_path / "connection"))
+    env.pop("CONTINUITY_DEBUG", None)
 
-    def run(*args: str, code: int = 0) -> tuple[str, set[str]]:
-        """The command's output and the modules it imported (`-X importtime` lists each as it loads)."""
+    def run(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", "from continuity.cli import main; main()", "recall", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
+            [str(LIFECYCLE), "recall", *args], env=env, capture_output=True, text=True, timeout=120, check=False
         )
         assert done.returncode == code, done.stderr
-        lines = done.stderr.splitlines()
-        loaded = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
-        assert loaded and "continuity.cli" in loaded
-        return done.stdout, loaded
+        return done
 
-    cold_out, cold = run("zebra")
-    assert "zebra body" in cold_out and "continuity.secrets" in cold  # the first search builds the index
-    for args in (["zebra"], ["zebra", "--json", "--for", "subagent"], ["nothing"]):
-        _out, warm = run(*args)
-        assert not [name for name in warm if name.split(".")[0] in HEAVY or name in HEAVY], args
-        assert "continuity.cli.quick" in warm
-    assert json.loads(run("zebra", "--json")[0])["results"][0]["path"] == "30-memory/facts/a.md"
-    _out, helped = run("zebra", "--limit", "0", code=2)  # refused by click: typer answers
-    assert "typer" in helped
+    assert "zebra body" in run("zebra").stdout  # the first search builds the index
+    for args in (["zebra"], ["zebra", "--for", "subagent"]):
+        assert "zebra body" in run(*args).stdout  # later ones use it
+    assert run("nothing").stdout == recall.recall(vault, DEVICE, PROJECT, ["nothing"]).text + "\n"
+    assert json.loads(run("zebra", "--json").stdout)["results"][0]["path"] == "30-memory/facts/a.md"
+    refused = run("zebra", "--limit", "0", code=2)
+    assert refused.stdout == "" and refused.stderr.startswith("lifecycle: error: ")
+    assert refused.stderr.count("\n") == 1

@@ -11,19 +11,17 @@ It also notices `lifecycle handoff new` and `lifecycle note new` in a shell comm
 that already wrote a handoff or a candidate is not asked to write one. Only the verdicts leave this
 module; the command text itself is never stored.
 
-It runs inside the PostToolUse hook, after every tool call, so it imports nothing: the command is
-split by `_tokens`, which gives exactly what `shlex.shlex(line, posix=True, punctuation_chars=True)`
-gives with whitespace splitting and `#` comments (a test compares them on generated text), without
-`shlex`'s import of `re`, which alone costs several milliseconds.
+A shell command is split as a POSIX shell splits it, by `shlex` (words, quotes, escapes, the
+operators `;`, `&&`, `|`, `>` and the like, `#` comments); a line with an unclosed quote or escape
+cannot be read with certainty, so it counts for nothing.
 """
 
 from __future__ import annotations
 
-import sys
-
-TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds on every tool event
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+import itertools
+import os
+import shlex
+from collections.abc import Iterator
 
 EDIT_TOOLS = frozenset({"apply_patch", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "shell_command", "PowerShell"})
@@ -54,88 +52,21 @@ def _command(tool_input: object) -> object:
     return tool_input
 
 
-_WHITESPACE = " \t\r\n"
-_PUNCTUATION = "();<>|&"
-_QUOTES = "'\""
-
-
 def _tokens(line: str) -> list[str] | None:
-    """`list(shlex.shlex(line, posix=True, punctuation_chars=True))` with `whitespace_split` and `#`
-    comments, by the same state machine; None where shlex raises (an unclosed quote or escape)."""
-    out: list[str] = []
-    state, token, quoted, escaped = " ", "", False, " "
-    i, end = 0, len(line)
-    while True:
-        ch = line[i] if i < end else ""
-        i += 1
-        emit = False
-        if state == " ":
-            if not ch or ch == "#":
-                return out
-            if ch == "\\":
-                escaped, state = "a", ch
-            elif ch in _PUNCTUATION:
-                token, state = ch, "c"
-            elif ch in _QUOTES:
-                state = ch
-            elif ch not in _WHITESPACE:
-                token, state = ch, "a"
-        elif state in _QUOTES:
-            quoted = True
-            if not ch:
-                return None
-            if ch == state:
-                state = "a"
-            elif ch == "\\" and state == '"':
-                escaped, state = state, ch
-            else:
-                token += ch
-        elif state == "\\":
-            if not ch:
-                return None
-            if escaped in _QUOTES and ch != state and ch != escaped:
-                token += state
-            token += ch
-            state = escaped
-        elif not ch or ch in _WHITESPACE or ch == "#":  # states "a" and "c"
-            if ch == "#":
-                i = end  # the rest of the line is a comment
-            state, emit = " ", bool(token or quoted)
-            if not ch:
-                if emit:
-                    out.append(token)
-                return out
-        elif state == "c":
-            if ch in _PUNCTUATION:
-                token += ch
-            else:
-                i -= 1  # read it again as the start of the next token
-                state, emit = " ", True
-        elif ch in _QUOTES:
-            state = ch
-        elif ch == "\\":
-            escaped, state = "a", ch
-        elif ch not in _PUNCTUATION:
-            token += ch
-        else:
-            i -= 1
-            state, emit = " ", bool(token or quoted)
-        if emit:
-            out.append(token)
-            token, quoted, escaped = "", False, " "
+    """The line's words and operators, its comment left out; None for an unclosed quote or escape."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True  # a word ends only at white space or an operator, as in a shell
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
 
 
 def _segments(tokens: list[str]) -> Iterator[list[str]]:
-    current: list[str] = []
-    for token in tokens:
-        if token in SEPARATORS:
-            if current:
-                yield current
-            current = []
-        else:
-            current.append(token)
-    if current:
-        yield current
+    """The simple commands between the separators (`;`, `&&`, `|`, parentheses, …)."""
+    for separator, group in itertools.groupby(tokens, lambda token: token in SEPARATORS):
+        if not separator:
+            yield list(group)
 
 
 def _redirects_to_file(tokens: list[str]) -> bool:
@@ -167,13 +98,6 @@ def _words(segment: list[str]) -> list[str]:
     return words
 
 
-def _program(word: str) -> str:
-    """The program's name without its folder (`os.path.basename`, without importing os)."""
-    if sys.platform == "win32":  # pragma: no cover
-        word = word.replace("\\", "/")
-    return word.rpartition("/")[2]
-
-
 def _subcommand(words: list[str]) -> str:
     """The first word after the program that is not an option (git -C dir commit -> commit)."""
     rest = words[1:]
@@ -188,7 +112,7 @@ def _subcommand(words: list[str]) -> str:
 
 
 def _memory_write(words: list[str]) -> bool:
-    program = _program(words[0]) if words else ""
+    program = os.path.basename(words[0]) if words else ""
     args = words[1:]
     if program.startswith("python") and args[:2] in (["-m", "continuity"], ["-m", "continuity.cli"]):
         program, args = "lifecycle", args[2:]
@@ -202,7 +126,7 @@ def _segment_writes(words: list[str], depth: int) -> tuple[bool, bool]:
     """(mutation, memory write) for one simple command."""
     if not words:
         return False, False
-    program = _program(words[0])
+    program = os.path.basename(words[0])
     if _memory_write(words):
         return False, True
     if program in SHELLS and depth < _MAX_DEPTH:

@@ -4,10 +4,8 @@ Only this package imports typer and prints. Each command module parses its optio
 function with explicit paths and turns the returned data into text or one JSON document. Core modules
 are imported inside the commands, so `lifecycle --help` never pays for YAML or the secret scanner.
 
-The typer application lives in `group`, and this module stays free of typer: `main` first offers the
-command line to `quick`, which answers a plain `lifecycle recall …` (the command an agent runs in the
-middle of a task) without loading typer, click or the other commands, and hands everything else, help
-and every malformed line included, to the application, so both answer alike.
+The typer application lives in `group`; `main`, the `lifecycle` entry point, runs it. This module
+stays free of typer, so that `group` can import the funnel from it.
 
 Every failure leaves through one funnel (`failure`, and `group.FunnelGroup.main` for click's own
 errors): one `lifecycle: error: …` line on stderr and the documented exit code; a traceback only with
@@ -17,12 +15,10 @@ CONTINUITY_DEBUG=1.
 from __future__ import annotations
 
 import os
-import sys
-from typing import Any, NoReturn
+import traceback
+from typing import Any
 
 from continuity.errors import EXIT_PROBLEMS, ContinuityError
-
-_RECALL_GC_THRESHOLD = 50_000  # new objects between two runs of the cycle collector (Python's own: 700 to 2,000)
 
 
 def _debug() -> bool:
@@ -35,8 +31,6 @@ def one_line(text: str) -> str:
 
 def _trace() -> None:
     if _debug():
-        import traceback  # only here: it costs milliseconds at every start otherwise
-
         traceback.print_exc()
 
 
@@ -56,69 +50,10 @@ def failure(exc: Exception, label: str) -> tuple[str, int]:
 
 
 def main() -> None:
-    import gc
-
-    argv = sys.argv[1:]
-    thresholds = gc.get_threshold()
-    if argv[:1] == ["recall"]:
-        # A warm recall allocates fewer objects than this, so the cycle collector, which would only walk
-        # the loaded modules and the vault's listing again and again (about 4 ms at 10,000 notes), never
-        # runs; building the index, which allocates millions, is still collected as it goes.
-        gc.set_threshold(_RECALL_GC_THRESHOLD)
-    from continuity.cli import quick
-
-    code = quick.main(argv)
-    if code is not None:
-        _leave(code)
-    gc.set_threshold(*thresholds)
-    if argv in (["--help"], ["-h"]) and os.environ.get("CONTINUITY_NO_CACHE") != "1":
-        _help()
+    """`lifecycle`: the typer application, whose group turns every failure into one line and an exit code."""
     from continuity.cli.group import app
 
     app()
-
-
-def _help() -> NoReturn:
-    """`lifecycle --help`: the text typer wrote last time for the same code and terminal, else typer's."""
-    import contextlib
-    import io
-
-    from continuity.cli import helpcache
-
-    try:
-        digest: str | None = helpcache.key()
-    except OSError:
-        digest = None  # the key cannot be made: typer answers, and nothing is kept
-    text = helpcache.cached(digest) if digest else None
-    if text is not None:
-        sys.stdout.write(text)
-        _leave(0)
-    from continuity.cli.group import app
-
-    buffer = io.StringIO()
-    code: str | int | None = 0
-    with contextlib.redirect_stdout(buffer):
-        try:
-            app()
-        except SystemExit as exc:
-            code = exc.code
-    text = buffer.getvalue()
-    sys.stdout.write(text)
-    if code in (0, None) and digest:
-        helpcache.store(digest, text)
-    sys.exit(code)
-
-
-def _leave(code: int) -> NoReturn:
-    """End a quick answer without the interpreter's teardown, which costs a warm recall several
-    milliseconds of freeing modules: by now the index is closed and only the standard streams may
-    hold unwritten text. A stream that cannot be flushed leaves the usual way, which reports it."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        sys.exit(code)
-    os._exit(code)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,16 +1,14 @@
-"""Printing helpers shared by the command modules: one JSON document, or plain lines.
-
-typer is imported when something is printed, not when this module is: `quick` shares `json_text`.
-"""
+"""Printing helpers shared by the command modules: one JSON document, or plain lines."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import typer
 
 
 def json_text(document: dict[str, Any]) -> str:
-    import json
-
     return json.dumps(document, ensure_ascii=False, indent=2)
 
 
@@ -24,15 +22,11 @@ def report(document: dict[str, Any], as_json: bool, text: str) -> None:
 
 
 def emit(text: str) -> None:
-    import typer
-
     typer.echo(text)
 
 
 def warn(text: str) -> None:
     """A line for stderr; warnings name files, so secret-like words in names are withheld."""
-    import typer
-
     from continuity.secrets import redact
 
     typer.echo(redact(text), err=True)

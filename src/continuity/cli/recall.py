@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from continuity import limits
 from continuity.cli.options import JsonOption
-from continuity.cli.output import emit, emit_json
+from continuity.cli.output import emit, emit_json, report
 
 if TYPE_CHECKING:
     from continuity.journal import Entry
     from continuity.journal_search import LogSearch
 
+
+def _connected() -> tuple[Path, str, str]:
+    """The connected vault, this device and this project (NotConnected, exit 3, when there is none)."""
+    from continuity import connection
+
+    conn = connection.discover(Path.cwd())
+    return connection.require_vault(conn), conn.device, conn.project
 
 
 class Audience(str, Enum):
@@ -45,9 +53,11 @@ def recall(
     never cacheable); put a phrase in double quotes inside one argument: '"write path"'. A note
     matches when any term does; notes matching more and rarer terms come first.
     """
-    from continuity.cli import quick
+    from continuity import recall as core
 
-    emit(quick.recall_output(terms, audience.value, limit, as_json))
+    root, device, project = _connected()
+    found = core.recall(root, device, project, terms, audience=audience.value, limit=limit)
+    report(found.to_json(), as_json, found.text)
 
 
 def _clean(value: str) -> str:
@@ -105,9 +115,7 @@ def log(
     from continuity import journal_search
 
     journal_search.compile_query(query)  # a bad expression is a usage error, before anything is read
-    from continuity.cli.quick import connected
-
-    root, _device, _project = connected()
+    root, _device, _project = _connected()
     found = journal_search.search(root, query, limit=limit, window=window)
     if as_json:
         emit_json(found.to_json())
