@@ -16,7 +16,7 @@ noisy moment of this shared machine weighs on both sides of a pair alike:
 * the brief handler alone, warm, and the PostToolUse handler (it runs after every tool call);
 * the first session after install: an empty cache and state folder before each run; with `--install`
   also the very first run in a new virtual environment made with `pip install -e` of the copy;
-* `lifecycle --help` (plain typer).
+* `lifecycle render` from a warm cache and `lifecycle --help` (plain typer).
 
 Benchmarks never assert a time; the targets are in the README.
 """
@@ -177,6 +177,8 @@ def main() -> None:
             measure("if it waited for the sweep: nothing due", everything, start, cwd, env, n),
             measure("the brief handler alone, warm", session[:1], start, cwd, env, n),
             measure("the PostToolUse handler", handlers(checkout, "PostToolUse"), tool, cwd, env, n, expect=None),
+            measure("lifecycle render (the command line, warm)", [f"{BIN / 'lifecycle'} render"], b"", cwd, env,
+                    max(5, n // 3), expect=b'status="restored"'),
             measure("lifecycle --help (typer)", [f"{BIN / 'lifecycle'} --help"], b"", cwd, env, max(5, n // 3),
                     expect=b"Usage"),
         ]  # fmt: skip

@@ -26,15 +26,16 @@ import hashlib
 import os
 import stat
 import sys
-from importlib.machinery import ModuleSpec
 
 TYPE_CHECKING = False  # not typing's: importing typing, or importlib.abc, costs milliseconds at every start
 if TYPE_CHECKING:
     from importlib.abc import Loader
+    from importlib.machinery import ModuleSpec
     from types import ModuleType
     from typing import NoReturn
 else:
     Loader = object
+    ModuleSpec = type(sys.__spec__)  # importlib.machinery.ModuleSpec, without importing importlib (0.6 ms)
 
 SCRIPT = os.path.abspath(sys.argv[0])  # the hook command runs these bytes with their path as argv[0]
 SRC = os.path.join(os.path.dirname(os.path.dirname(SCRIPT)), "src")
@@ -45,21 +46,22 @@ PINNED_MODULES = {
     "continuity/atomic.py": "c4d8d181dab5313b5a10452fe101d7184251e068b6dd734e6398c51ed14c188c",
     "continuity/budget.py": "a5540270d79da361c5911bdb19b7940bfc34f434431b26db5ff5f94695e3a55a",
     "continuity/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
-    "continuity/connection.py": "3e6557006c46643d62bd6d9297ff6a8bf2cee904d25b66a243037c6f6eacad32",
+    "continuity/connection.py": "3954d28c648ddee19d02c0feb354afa797dc2166d8349258a8481300b7720ff7",
     "continuity/connfile.py": "8f6977c1c720c66e3d2c3cdd533e10685d7f4d0fa340a7d7ae1aecf9caa2c2f4",
-    "continuity/entry.py": "0a4c20d074a91fd16045f846085a9e1fee7aa82bd229319881414791b7bc7ebc",
+    "continuity/entry.py": "a9ab5ba702b94018d60a29b6fc76a096ef5bb7f1b88db316dd19b4171ece7a5f",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
-    "continuity/fastpath.py": "92e5d9b526bf9aba41c051c51859d9f9b99d2b55286ec22bf3f35b5ac97755e7",
-    "continuity/handoff.py": "b1f9f06c8d0ef43e5098094a48362a73a0733ac3b93a8a12f5c898c51a1e172e",
-    "continuity/hook.py": "819618e147828205b6fb2f2147ee8449169bec9249444960c8c05bc56098da81",
-    "continuity/hookstate.py": "5732c0ffc378786004b8d1078f9569c9440a94710e4c974b5b43289e0c8d8661",
+    "continuity/fastpath.py": "8044cfdb3017f51a09d71cca258ea92672643c347a873abbd4f0c3176d01da1b",
+    "continuity/handoff.py": "586f732f549b7b32050fd0deeb6efafef0154a5103b8f9f3fd800d76136f1916",
+    "continuity/hook.py": "40c93cc885fe7be3a8617af5a2c4d8fed6fd83afdd88408af17e5ba3ff0febaf",
+    "continuity/hookstate.py": "ccdf363292f5adef8566676b6443a2655085523ffe803111c5595fe07429c04e",
     "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
     "continuity/limits.py": "373051c6ad807db0a467d761f333073543696d50e33d25d86e6a3d245e2a57af",
-    "continuity/notes.py": "561fc0865e203535a4f2e58fefaaf28a913224b9d5cc28bd9e420de5663c5d7b",
+    "continuity/notes.py": "ce499b466a3985b375f24d8cf25c10acec79d336f37f4b6a9118b12597e47ca0",
+    "continuity/nudge.py": "b5a25259f3e8da00e4956c23b0e6bd9cff1a1448396594c264479c5e6b58dcf1",
     "continuity/receipts.py": "fc9d0ce2e8b38a4ce256f7ad49d7af420a9037ee0ff10450f4a414070fdc52b7",
     "continuity/reexec.py": "b222b34753f57272454664c735119405005f2e307c635b107d0e1b6150650815",
-    "continuity/render.py": "8295544859fd06e3422657a21e0e908988d1478e23ce663fe1d9dbf0062d1e69",
+    "continuity/render.py": "235ffecbdbdf95150fa658812556c945bec18c331c5b9333be23ac3b490ed519",
     "continuity/safeio.py": "dc1d206089037b56e57df7cfcf62d698e336dfdbb2d0bfe677aa0b5670a1c724",
     "continuity/scan.py": "8de5c4eb5b813fb784fc7b71a58340b4444de2425ac71dfd5c5ffc789517aa86",
     "continuity/secret_assignments.py": "533f150168ae115662a494b6e4948f2be014f314a4d52b60248d7acb129d5c9e",
@@ -69,9 +71,9 @@ PINNED_MODULES = {
     "continuity/secret_rules.py": "b397b808e26438cccdb06d9611ff5324ccd711e2a8304438a6f02adca018d0d7",
     "continuity/secret_structures.py": "6d04c6ab072cfe9948a1e145c9269dffade4a1b2b756798bc62e364ba5febc4a",
     "continuity/secret_values.py": "576a005cf903c837e95393def3bbe439e3c07d8b76f0a10ff205135e19eb173c",
-    "continuity/secrets.py": "55e65ad52c661be5759d516cfeb1b8390f4b3952c85f58ff4764f14423be0286",
-    "continuity/sources.py": "909dba7043418b5745fc56d3b9ef0500497a9fba8aab7aef61c86b924ec37d87",
-    "continuity/startup_cache.py": "add0cd555007e50aca2d79a23b5e654f21ac377748312614149b1bc86e29a03e",
+    "continuity/secrets.py": "fb3a55f7b36690edef9f9cd4b58ffd487acb219f3f233a44dca06bf1cd1d60e9",
+    "continuity/sources.py": "dae0e7cf8fe64e3e288a30bcdb63a9466f1dfa1793e940e0a31efb1ef5d91c38",
+    "continuity/startup_cache.py": "469f51f8893e53b32bcdbaa5bd71a413cdbdb20775a63e00d47a97fb4222a6bc",
     "continuity/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
     "continuity/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
     "continuity/vault.py": "dd15a75586f3c991a08f3d5e42b30fdc0536c66846beb405852d92ddc5fe9ee2",

@@ -499,7 +499,7 @@ def test_a_damaged_memo_is_validated_afresh(
     blobs["memo"] = json.dumps(memo).encode()
     head["memo_sha256"] = hashlib.sha256(blobs["memo"]).hexdigest()
     head.pop("blobs")
-    file.write_bytes(fastpath.encode_record(head, blobs))
+    file.write_bytes(startup_cache.encode_record(head, blobs))
     write(vault, SOURCE_REL["soul"], (vault / SOURCE_REL["soul"]).read_text() + "\n")  # a miss, with that memo
     assert brief_json(startup_cache.brief_for(vault, conn, SESSION, "codex")) == brief_json(
         uncached(vault, conn, SESSION, "codex", monkeypatch)

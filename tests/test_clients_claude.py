@@ -44,7 +44,7 @@ from clients import (
 )
 from mockmodel import last_turn, occurrences, text_of, with_text
 
-from continuity import hookcommand, hookstate
+from continuity import hookcommand, nudge
 
 pytestmark = pytest.mark.clients
 SUBTASK = "SUBAGENT-TASK-8c07"
@@ -158,7 +158,7 @@ def test_claude_stop_continuation_reaches_the_model_after_four_writes(site: Site
     rules += [{"match": "tool_result", "reply": {"text": "Four files made."}}]
     run = claude_p(site, claude, checkout, "Make four files.", rules)
     assert all((checkout / f"busy-{n}.txt").exists() for n in range(1, 5)), run.describe()
-    reason = hookstate.STOP_REASON
+    reason = nudge.STOP_REASON
     asked = [i for i, body in enumerate(run.requests) if reason in text_of(last_turn(messages(body)))]
     assert len(asked) == 1, f"the Stop reason should reach the model once; {run.describe()}"
     body = run.requests[asked[0]]

@@ -48,7 +48,7 @@ from clients import (
 )
 from mockmodel import last_turn, occurrences, text_of, with_text
 
-from continuity import hookcommand, hookstate
+from continuity import hookcommand, nudge
 
 pytestmark = pytest.mark.clients
 SUBTASK = "SUBAGENT-TASK-41d9"
@@ -195,7 +195,7 @@ def test_codex_stop_continuation_reaches_the_model_after_four_writes(site: Site,
     rules += [{"match": "function_call_output", "reply": {"text": "Four files made."}}]
     run = codex_exec(site, codex, checkout, "Make four files.", rules)
     assert all((checkout / f"busy-{n}.txt").exists() for n in range(1, 5)), run.describe()
-    asked = [i for i, body in enumerate(run.requests) if hookstate.STOP_REASON in text_of(last_turn(items(body)))]
+    asked = [i for i, body in enumerate(run.requests) if nudge.STOP_REASON in text_of(last_turn(items(body)))]
     assert len(asked) == 1, f"the Stop reason should reach the model once; {run.describe()}"
     continuation = last_turn(items(run.requests[asked[0]]))
     assert isinstance(continuation, dict) and continuation["role"] == "user"

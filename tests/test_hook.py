@@ -32,7 +32,7 @@ from briefkit import (
 from conftest import git, use_connection
 from typer.testing import CliRunner
 
-from continuity import connection, limits, reexec, render, userdirs
+from continuity import connection, entry, limits, reexec, render, userdirs
 from continuity.cli import app
 
 SESSION_ID = "0199a7c2-5b1e-7d40-9c1a-3f0e8d2b6a11"
@@ -518,3 +518,31 @@ def test_hook_writes_nothing_into_the_checkout(connected: Path) -> None:
     before = git(connected, "status", "--porcelain", "--ignored")
     context_of(run_hook(payload(connected)))
     assert git(connected, "status", "--porcelain", "--ignored") == before
+
+
+def test_a_dependency_reached_only_through_a_pth_file_is_found_on_the_second_try(tmp_path: Path) -> None:
+    """The full path adds site-packages without running their .pth files; when an import then fails it
+    runs them (`site.main`) and tries once more. Here a site folder whose only way to a module is a
+    .pth file stands in for the interpreter's own."""
+    site_dir, elsewhere, src = tmp_path / "site-packages", tmp_path / "elsewhere", Path(entry.__file__).parents[1]
+    site_dir.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "needed_dep.py").write_text("VALUE = 42\n")
+    (site_dir / "extra.pth").write_text(f"{elsewhere}\n")
+    program = f"""
+import site, sys
+sys.path.insert(0, {str(src)!r})
+from continuity import entry, hook
+site.getsitepackages = lambda: [{str(site_dir)!r}]
+site.main = lambda: site.addsitedir({str(site_dir)!r})
+def run_hook(harness, data, code):
+    import needed_dep
+    return str(needed_dep.VALUE)
+hook.run_hook = run_hook
+entry.site_packages()
+print({str(site_dir)!r} in sys.path, "needed_dep" in sys.modules)
+print(entry._brief_or_retry("codex", b"{{}}", "digest"))
+"""
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", program], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True False", "42"]

@@ -17,7 +17,7 @@ import pytest
 from conftest import use_connection
 from typer.testing import CliRunner
 
-from continuity import connection, hook, hookstate, limits, receipts, render, tool_events
+from continuity import connection, hook, hookstate, limits, nudge, receipts, render, tool_events
 from continuity.cli import app
 from continuity.render import SourceView
 
@@ -43,14 +43,14 @@ def tool(cwd: Path, name: str = "apply_patch", turn: str | None = "t1", **tool_i
     extra: dict[str, object] = {"tool_name": name, "tool_input": tool_input or {"command": "*** Begin Patch"}}
     if turn is not None:
         extra["turn_id"] = turn
-    return hookstate.handle(event("PostToolUse", cwd, **extra), "codex")
+    return nudge.handle(event("PostToolUse", cwd, **extra), "codex")
 
 
 def stop(cwd: Path, turn: str | None = "t1", active: bool = False) -> str:
     extra: dict[str, object] = {"stop_hook_active": active, "last_assistant_message": "done"}
     if turn is not None:
         extra["turn_id"] = turn
-    return hookstate.handle(event("Stop", cwd, **extra), "codex")
+    return nudge.handle(event("Stop", cwd, **extra), "codex")
 
 
 def brief(event_name: str = render.SESSION_START, body: str = "remember this", harness: str = "codex") -> render.Brief:
@@ -66,7 +66,7 @@ def state_file() -> Path:
 
 
 def test_pre_compact_prints_nothing_and_the_note_appears_once(tmp_path: Path) -> None:
-    assert hookstate.handle(event("PreCompact", tmp_path, turn_id="t1", trigger="auto"), "codex") == ""
+    assert nudge.handle(event("PreCompact", tmp_path, turn_id="t1", trigger="auto"), "codex") == ""
     assert hookstate.load(str(state_file())).compact_pending
 
     plain = brief()
@@ -85,7 +85,7 @@ def test_pre_compact_prints_nothing_and_the_note_appears_once(tmp_path: Path) ->
 def test_the_note_needs_the_flag_and_a_compact_start(tmp_path: Path) -> None:
     plain = brief()
     assert hookstate.after_start(event("SessionStart", tmp_path, source="compact"), plain, "codex") == plain
-    hookstate.handle(event("PreCompact", tmp_path, trigger="manual"), "codex")
+    nudge.handle(event("PreCompact", tmp_path, trigger="manual"), "codex")
     for source in ("startup", "resume", "clear"):
         assert hookstate.after_start(event("SessionStart", tmp_path, source=source), plain, "codex") == plain
     sub = brief(render.SUBAGENT_START)
@@ -97,10 +97,10 @@ def test_the_note_never_pushes_a_brief_past_its_ceiling(tmp_path: Path) -> None:
     room = limits.SESSION_START_CEILING_BYTES - brief(body="").bytes
     full = brief(body="x" * (room - 20))
     assert full.status == "restored" and render.fits(full.text, full.event, "codex")
-    hookstate.handle(event("PreCompact", tmp_path), "codex")
+    nudge.handle(event("PreCompact", tmp_path), "codex")
     assert hookstate.after_start(event("SessionStart", tmp_path, source="compact"), full, "codex") == full
     unavailable = render.unavailable(render.SESSION_START, "codex", "test")
-    hookstate.handle(event("PreCompact", tmp_path), "codex")
+    nudge.handle(event("PreCompact", tmp_path), "codex")
     assert hookstate.after_start(event("SessionStart", tmp_path, source="compact"), unavailable, "codex") == unavailable
 
 
@@ -114,7 +114,7 @@ def test_stop_waits_for_four_mutations(connected: Path) -> None:
     for _ in range(limits.STOP_NUDGE_MUTATIONS):
         tool(connected, turn="t2")
     answer = json.loads(stop(connected, turn="t2"))
-    assert answer == {"decision": "block", "reason": hookstate.STOP_REASON}
+    assert answer == {"decision": "block", "reason": nudge.STOP_REASON}
     assert "lifecycle note new" in answer["reason"] and "Writing nothing is a valid answer" in answer["reason"]
 
 
@@ -155,7 +155,7 @@ def test_claude_turns_end_at_stop_and_at_a_new_prompt(connected: Path) -> None:
     assert stop(connected, turn=None) == ""
     for _ in range(3):
         tool(connected, name="MultiEdit", turn=None)
-    hookstate.handle(event("UserPromptSubmit", connected, prompt="next"), "claude")
+    nudge.handle(event("UserPromptSubmit", connected, prompt="next"), "claude")
     tool(connected, name="NotebookEdit", turn=None)
     assert stop(connected, turn=None) == ""
     for _ in range(4):
@@ -174,7 +174,7 @@ def test_no_nudge_in_an_unconnected_checkout(tmp_path: Path) -> None:
 
 def test_state_file_is_named_by_a_hash_and_holds_counts_only(connected: Path) -> None:
     tool(connected, name="Bash", command="echo secret-prompt-words > notes.txt")
-    hookstate.handle(event("PreCompact", connected), "codex")
+    nudge.handle(event("PreCompact", connected), "codex")
     path = state_file()
     assert path.name == hashlib.sha256(SESSION.encode()).hexdigest() + ".json"
     assert path.parent == Path(os.environ["XDG_STATE_HOME"]) / "continuity" / "hooks"
@@ -231,8 +231,8 @@ def test_old_state_files_are_pruned(tmp_path: Path) -> None:
 
 
 def test_events_without_a_session_or_of_other_kinds_print_nothing(tmp_path: Path) -> None:
-    assert hookstate.handle({"hook_event_name": "Stop", "cwd": str(tmp_path)}, "codex") == ""
-    assert hookstate.handle(event("Notification", tmp_path), "claude") == ""
+    assert nudge.handle({"hook_event_name": "Stop", "cwd": str(tmp_path)}, "codex") == ""
+    assert nudge.handle(event("Notification", tmp_path), "claude") == ""
     assert not Path(hookstate.state_dir()).exists()
 
 

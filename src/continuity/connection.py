@@ -13,8 +13,8 @@ distinct connection among them is reused, several that disagree are an error tha
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from continuity import connfile, limits
 from continuity.errors import InputRejected, NotConnected
@@ -32,8 +32,7 @@ class AmbiguousConnection(NotConnected):
     """Sibling worktrees hold connections that disagree."""
 
 
-@dataclass(frozen=True)
-class Connection:
+class Connection(NamedTuple):
     vault: Path
     device: str
     project: str

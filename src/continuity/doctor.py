@@ -29,7 +29,7 @@ import datetime as dt
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +207,7 @@ def _policy_checks(out: _Run, gathered: sources.Gathered) -> None:
         if raw.error is not None and raw.error.reason == "missing":
             out.add(ident, "warn", f"{raw.rel} is missing; copy it from vault-template/{raw.rel}")
             continue
-        found = sources.policy_notices(replace(gathered, policy=(raw,)))
+        found = sources.policy_notices(gathered._replace(policy=(raw,)))
         if found:
             out.add(ident, "error", "; ".join(found))
             continue

@@ -79,9 +79,9 @@ def state_event(harness: str, data: bytes) -> str | None:
     payload = parse_payload(data)
     if payload is None or payload.get("hook_event_name") not in STATE_EVENTS:
         return None
-    from continuity import hookstate
+    from continuity import nudge
 
-    return hookstate.handle(payload, harness)
+    return nudge.handle(payload, harness)
 
 
 def hook_full(harness: str, data: bytes | None, code: str) -> int:

@@ -89,12 +89,6 @@ def record_path(root: str, project: str, device: str, event: str, harness: str, 
     return os.path.join(userdirs.cache_dir(), "startup", name)
 
 
-def encode_record(head: dict[str, object], blobs: dict[str, bytes]) -> bytes:
-    """One JSON line (`head` with the blobs' names and sizes), then the blobs' bytes in order."""
-    line = json.dumps({**head, "blobs": [[name, len(data)] for name, data in blobs.items()]})
-    return RECORD_MAGIC + line.encode("utf-8", "surrogateescape") + b"\n" + b"".join(blobs.values())
-
-
 def read_record(path: str) -> Record | None:
     """A whole record of this version with each blob matching its digest, else None."""
     try:

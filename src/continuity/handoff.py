@@ -14,8 +14,8 @@ large, rather than letting an older handoff stand in for it.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from continuity import limits, notes, vault
 from continuity.errors import InputRejected, NoteError
@@ -26,8 +26,7 @@ BRIEF_SECTIONS = ("Goal and status", "Next actions", "Risks and decisions")
 STATUSES = ("current", "superseded", "historical")
 
 
-@dataclass(frozen=True)
-class Handoff:
+class Handoff(NamedTuple):
     rel: str
     note: Note
     created: dt.datetime
@@ -39,11 +38,13 @@ class Handoff:
         return str(self.note.meta["id"])
 
 
-@dataclass
 class Selection:
-    chosen: Handoff | None = None
-    current: list[Handoff] = field(default_factory=list)  # every valid current one of the project
-    invalid: list[tuple[str, str]] = field(default_factory=list)  # (rel, message)
+    """The handoff chosen for the brief, every valid current one of the project, and the unusable ones."""
+
+    def __init__(self) -> None:
+        self.chosen: Handoff | None = None
+        self.current: list[Handoff] = []
+        self.invalid: list[tuple[str, str]] = []  # (rel, message)
 
 
 def parse_handoff(data: bytes, rel: str) -> Handoff:
@@ -159,16 +160,15 @@ def id_for_name(name: str) -> str:
     return name.removesuffix(".md").lower()
 
 
-
-@dataclass
 class Listing:
-    handoffs: list[Handoff] = field(default_factory=list)  # newest first
-    invalid: list[tuple[str, str]] = field(default_factory=list)
+    """Handoffs newest first, and the ones that cannot be loaded (rel, message)."""
+
+    def __init__(self) -> None:
+        self.handoffs: list[Handoff] = []
+        self.invalid: list[tuple[str, str]] = []
 
 
-def list_handoffs(
-    vault_root: Path, project: str | None, *, statuses: tuple[str, ...] | None = None
-) -> Listing:
+def list_handoffs(vault_root: Path, project: str | None, *, statuses: tuple[str, ...] | None = None) -> Listing:
     """Valid handoffs (of `project` unless None, of `statuses` unless None), newest first."""
     result = Listing()
     for rel, data in read_all(vault_root):

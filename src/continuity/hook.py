@@ -113,6 +113,6 @@ def run_hook(harness: str, data: bytes, code: str | None = None) -> str:
 
         brief = hookstate.after_start(payload, brief, harness)
         return hook_output(event, brief)
-    from continuity import hookstate
+    from continuity import nudge
 
-    return hookstate.handle(payload, harness)
+    return nudge.handle(payload, harness)

@@ -1,18 +1,10 @@
-"""Hook events other than the brief itself: compaction recovery, the Stop nudge, and delivery receipts.
+"""A session's machine-local hook state, and what a session start adds to the brief.
 
-The startup script is registered for more than the session starts, and every event ends here:
-
-- PreCompact cannot add context, so it only records a pending flag. The next SessionStart with
-  `source=compact` appends a short recovery note to the brief (background, not a new task) and
-  clears the flag, so the note appears once.
-- PostToolUse counts the turn's tool events and mutations (see `tool_events`) and notices a
-  `lifecycle handoff new` or `lifecycle note new`.
-- Stop asks once per turn, after four mutations or ten tool events, whether a handoff or candidate
-  is worth writing: `{"decision": "block", "reason": …}` and no other key. Never while
-  `stop_hook_active` is true, never when the turn already wrote one, never in an unconnected checkout.
-  A Stop that does not ask ends the turn; Codex's `turn_id` and Claude Code's UserPromptSubmit
-  also start a new one (Claude Code sends no turn id).
+- PreCompact cannot add context, so it only records a pending flag (`nudge.handle`). The next
+  SessionStart with `source=compact` appends a short recovery note to the brief (background, not a
+  new task) and clears the flag, so the note appears once.
 - After each SessionStart or SubagentStart, a receipt records what was delivered (`receipts`).
+- The counts behind the Stop nudge live in the same state (`nudge`).
 
 State lives in `$XDG_STATE_HOME/continuity/hooks/<sha256 of the session id>.json`: counts, booleans
 and a 32-bit fingerprint of the turn id, nothing else (no prompt, message, path, tool input or
@@ -20,9 +12,6 @@ content), replaced atomically, mode 0600. A missing, corrupt or unreadable file 
 the hook fails open. Concurrent tool events may lose a count, which only moves a heuristic. Hooks
 never write the vault.
 
-PostToolUse runs after every tool call, so the events path imports what the warm start path does
-and `tool_events`, not the renderer, YAML or site-packages; the start path's helpers import theirs
-when they run.
 """
 
 from __future__ import annotations
@@ -49,17 +38,6 @@ RECOVERY_NOTE = (
     "something a later session would otherwise have to rediscover, it can be recorded with `lifecycle "
     "handoff new` or proposed as a candidate with `lifecycle note new`; recording nothing is fine."
 )
-STOP_REASON = (
-    "Before you finish: this turn changed files or ran many tools. Decide whether a later session would "
-    "otherwise have to rediscover anything from it. If so, write a handoff: `lifecycle handoff new --title "
-    '"..." --from -` with the sections `## Goal and status`, `## Completed work` (with evidence: files, '
-    "commits, tests), `## Risks and decisions` and `## Next actions` (one to three). If the turn taught a "
-    "durable, reusable fact, decision or lesson, propose it as a candidate: `lifecycle note new --type "
-    'fact|decision|lesson --title "..." --from -` (a person approves it later). Writing nothing is a '
-    "valid answer: if nothing qualifies, finish without writing and without mentioning this check."
-)
-
-
 FIELDS: dict[str, type] = {
     "turn": int,  # 32-bit fingerprint of the current turn id (0: unknown)
     "tool_events": int,
@@ -110,15 +88,15 @@ def state_dir() -> str:
     return os.path.join(userdirs.state_dir(), "hooks")
 
 
-def _digest(text: str) -> str:
+def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()
 
 
 def state_path(session_id: str) -> str:
-    return os.path.join(state_dir(), f"{_digest(session_id)}.json")
+    return os.path.join(state_dir(), f"{digest(session_id)}.json")
 
 
-def _session_path(payload: dict[str, object]) -> str | None:
+def session_path(payload: dict[str, object]) -> str | None:
     session = payload.get("session_id")
     return state_path(session) if isinstance(session, str) and session else None
 
@@ -146,20 +124,6 @@ def save(path: str, state: HookState) -> None:
     text = json.dumps({"version": STATE_VERSION, **state.as_dict()})
     with contextlib.suppress(OSError):  # state that cannot be kept only means the heuristics start over
         safeio.write_private(path, (text + "\n").encode())
-
-
-def turn_fingerprint(payload: dict[str, object]) -> int:
-    turn = payload.get("turn_id")
-    if not isinstance(turn, str) or not turn:
-        return 0
-    return int(_digest(turn)[:8], 16) or 1
-
-
-def _current_turn(state: HookState, payload: dict[str, object]) -> HookState:
-    turn = turn_fingerprint(payload)
-    if turn and turn != state.turn:
-        return state.new_turn(turn)
-    return state
 
 
 def prune(now: float | None = None) -> None:
@@ -190,8 +154,6 @@ def prune(now: float | None = None) -> None:
 
 def with_recovery_note(brief: Brief) -> Brief:
     """The brief with the recovery note before its closing line, or unchanged when it would not fit."""
-    from dataclasses import replace
-
     from continuity import render
 
     closing = "\n</private-memory>"
@@ -200,7 +162,7 @@ def with_recovery_note(brief: Brief) -> Brief:
     text = brief.text[: -len(closing)] + "\n\n" + RECOVERY_NOTE + closing
     if not render.fits(text, brief.event, brief.harness):
         return brief
-    return replace(brief, text=text)
+    return brief._replace(text=text)
 
 
 def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief:
@@ -212,7 +174,7 @@ def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief
     source = payload.get("source") if isinstance(payload.get("source"), str) else None
     delivered = brief
     try:
-        path = _session_path(payload)
+        path = session_path(payload)
         if path is not None and brief.event == render.SESSION_START:
             if source == "compact":
                 state = load(path)
@@ -235,84 +197,6 @@ def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief
         if os.environ.get("CONTINUITY_DEBUG") == "1":
             raise
     return delivered
-
-
-# --- the other events ------------------------------------------------------------------------------
-
-
-def _connected(payload: dict[str, object]) -> bool:
-    """Whether a connection reaches the session's directory (the nudge talks about `lifecycle`)."""
-    from pathlib import Path
-
-    from continuity import connection
-    from continuity.errors import ContinuityError
-
-    cwd = payload.get("cwd")
-    try:
-        connection.discover(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
-    except (ContinuityError, OSError):
-        return False
-    return True
-
-
-def on_post_tool_use(state: HookState, payload: dict[str, object]) -> HookState:
-    from continuity import tool_events
-
-    state = _current_turn(state, payload)
-    mutation, memory = tool_events.classify(payload.get("tool_name"), payload.get("tool_input"))
-    return state.but(
-        tool_events=min(state.tool_events + 1, 2**31),
-        mutations=min(state.mutations + int(mutation), 2**31),
-        wrote_memory=state.wrote_memory or memory,
-    )
-
-
-def should_nudge(state: HookState) -> bool:
-    busy = state.mutations >= limits.STOP_NUDGE_MUTATIONS or state.tool_events >= limits.STOP_NUDGE_TOOL_EVENTS
-    return busy and not state.nudged and not state.wrote_memory
-
-
-def _ended(state: HookState) -> HookState:
-    """After a Stop that lets the turn end: counts start over; a known turn keeps its `nudged`."""
-    if not state.turn:
-        return state.new_turn()
-    return state.new_turn(state.turn).but(nudged=state.nudged)
-
-
-def on_stop(state: HookState, payload: dict[str, object]) -> tuple[HookState, str]:
-    """The state after a Stop and what to print ('' lets the turn end)."""
-    state = _current_turn(state, payload)
-    if payload.get("stop_hook_active") is not True and should_nudge(state) and _connected(payload):
-        block = json.dumps({"decision": "block", "reason": STOP_REASON})
-        return state.but(nudged=True), block
-    return _ended(state), ""
-
-
-def handle(payload: dict[str, object], harness: str) -> str:
-    """Stdout for a non-start event: a Stop block, or nothing. Never raises (fails open)."""
-    try:
-        event = payload.get("hook_event_name")
-        if event not in ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit"):
-            return ""
-        path = _session_path(payload)
-        if path is None:
-            return ""
-        state = load(path)
-        out = ""
-        if event == "PreCompact":
-            state = state.but(compact_pending=True)
-        elif event == "PostToolUse":
-            state = on_post_tool_use(state, payload)
-        elif event == "UserPromptSubmit":
-            state = state.new_turn(turn_fingerprint(payload))
-        else:
-            state, out = on_stop(state, payload)
-        save(path, state)
-        return out
-    except Exception:
-        if os.environ.get("CONTINUITY_DEBUG") == "1":
-            raise
-        return ""
 
 
 def last_deliveries(checkout: Path | None = None) -> list[dict[str, Any]]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from continuity import limits
 from continuity.errors import NoteError
@@ -21,8 +20,7 @@ from continuity.errors import NoteError
 NOTE_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     meta: dict[str, Any]
     body: str
     body_start_line: int  # 1-based line of the file where the body begins

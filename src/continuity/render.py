@@ -9,8 +9,7 @@ left out in the documented order until it fits; nothing is ever cut mid-source.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from continuity import limits
 from continuity.escape import escape_attr, escape_text
@@ -52,8 +51,7 @@ NOT_RESTORED = (
 )
 
 
-@dataclass(frozen=True)
-class SourceView:
+class SourceView(NamedTuple):
     name: str
     path: str | None  # vault-relative, None when missing
     size: int | None
@@ -64,8 +62,7 @@ class SourceView:
     notice: str | None = None
 
 
-@dataclass(frozen=True)
-class Brief:
+class Brief(NamedTuple):
     event: str
     harness: str
     status: str  # restored | partial | unavailable
@@ -166,8 +163,7 @@ def render(
     for name in (None, *CEILING_ORDER[event]):
         if name is not None:
             current = tuple(
-                replace(
-                    s,
+                s._replace(
                     included=False,
                     reason="ceiling",
                     notice=f"{s.name} ({s.path}) left out: the brief would pass its {ceiling}-byte ceiling"

@@ -24,7 +24,7 @@ milliseconds to import) is imported only for a line shaped like a key that only 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from continuity import (
     secret_assignments,
@@ -57,8 +57,7 @@ KNOWN_EXAMPLES = frozenset(
 )
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
+class Finding(NamedTuple):
     """Where a secret-like value sits and what recognised it; the value itself is never kept."""
 
     line: int
@@ -139,8 +138,7 @@ def as_shown(text: str) -> str:
     return "".join(
         ch
         for ch in folded
-        if ch in "\n\t"
-        or not (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f")
+        if ch in "\n\t" or not (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f")
     )
 
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from continuity import handoff, limits, notes, vault
 from continuity.errors import NoteError
@@ -44,8 +43,7 @@ def hot_paths(project: str, device: str) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class Raw:
+class Raw(NamedTuple):
     name: str
     rel: str
     data: bytes | None
@@ -53,8 +51,7 @@ class Raw:
     size: int | None
 
 
-@dataclass(frozen=True)
-class Gathered:
+class Gathered(NamedTuple):
     event: str
     project: str
     device: str
@@ -160,7 +157,7 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
         # and the name itself is withheld wherever this handoff is mentioned.
         shown, why = named
         return _left_out(
-            replace(raw, rel=shown),
+            raw._replace(rel=shown),
             "secret",
             f"handoff ({shown}) left out: {why}; rename it; no older handoff is used in its place",
             digest,
@@ -242,7 +239,7 @@ def _view(memo: Memo | None, key: str, make: Callable[[], SourceView]) -> Source
             pass
     view = make()
     if memo is not None:
-        memo.keep(key, asdict(view))
+        memo.keep(key, view._asdict())
     return view
 
 
@@ -271,8 +268,7 @@ def validate(gathered: Gathered, memo: Memo | None = None) -> tuple[list[SourceV
             break
         view = views[name]
         if view.included:
-            views[name] = replace(
-                view,
+            views[name] = view._replace(
                 included=False,
                 reason="too_large",
                 text=None,

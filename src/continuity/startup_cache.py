@@ -83,18 +83,38 @@ def cold(
     root: Path, conn: Connection, event: str, harness: str, memo: sources.Memo | None = None
 ) -> tuple[Brief, tuple[str, ...]]:
     """The validated brief, and the folders its vault check visited (`memo`: see `sources.validate`)."""
-    from continuity import scan
-
     gathered = sources.gather(root, conn.project, conn.device, event)
     views, notices = sources.validate(gathered, memo)
+    checked = vault_check(root, conn, memo)
+    return render.render(event, harness, views, notices + checked[0]), checked[1]
+
+
+def vault_check(root: Path, conn: Connection, memo: sources.Memo | None = None) -> tuple[list[str], tuple[str, ...]]:
+    """The bounded vault check's notices and the folders it visited.
+
+    The memo keeps them with the token of every visited folder, taken after the check, and answers
+    while no such folder changed (a file edited in place changes no folder); the check follows the
+    same rule as the record itself, including its one accepted lag (a file that grows past the review
+    limit shows at the next change of a folder).
+    """
+    base = str(root)
+    known = memo.recall("vault_check") if memo is not None else None
+    if isinstance(known, dict) and isinstance(known.get("dirs"), list) and isinstance(known.get("notices"), list):
+        dirs = [(str(rel), str(was)) for rel, was in known["dirs"]]
+        if all(fastpath.token(base, rel, "dir") == was for rel, was in dirs):
+            return [str(n) for n in known["notices"]], tuple(rel for rel, _ in dirs)
+    from continuity import scan
+
     try:
         result = scan.scan(root, conn.project, conn.device)
-        notices += scan.notices(result)
-        visited: tuple[str, ...] = result.visited
+        notices, visited = scan.notices(result), result.visited
     except Exception as exc:  # the vault check adds a notice; it never stops a session start
-        notices.append(f"vault check could not run ({type(exc).__name__}); run 'lifecycle doctor'")
-        visited = ()
-    return render.render(event, harness, views, notices), visited
+        return [f"vault check could not run ({type(exc).__name__}); run 'lifecycle doctor'"], ()
+    if memo is not None:
+        memo.keep(
+            "vault_check", {"dirs": [[rel, fastpath.token(base, rel, "dir")] for rel in visited], "notices": notices}
+        )
+    return notices, visited
 
 
 def inputs(root: Path, conn: Connection, event: str) -> list[tuple[str, str, int]]:
@@ -142,6 +162,13 @@ def _memo_from(blob: bytes) -> dict[str, Any]:
     return memo if isinstance(memo, dict) else {}
 
 
+def encode_record(head: dict[str, object], blobs: dict[str, bytes]) -> bytes:
+    """A record as `fastpath.read_record` reads it: one JSON line (`head` with the blobs' names and
+    sizes), then the blobs' bytes in order."""
+    line = json.dumps({**head, "blobs": [[name, len(data)] for name, data in blobs.items()]})
+    return fastpath.RECORD_MAGIC + line.encode("utf-8", "surrogateescape") + b"\n" + b"".join(blobs.values())
+
+
 def _store(path: str, code: str, deps: list[list[object]], brief: Brief, memo: dict[str, Any]) -> None:
     from continuity import hook
 
@@ -160,4 +187,4 @@ def _store(path: str, code: str, deps: list[list[object]], brief: Brief, memo: d
     }
     head.update({f"{name}_sha256": hashlib.sha256(blob).hexdigest() for name, blob in blobs.items()})
     with contextlib.suppress(OSError):  # a cache that cannot be written only makes the next start slower
-        safeio.write_private(path, fastpath.encode_record(head, blobs))
+        safeio.write_private(path, encode_record(head, blobs))
