@@ -10,9 +10,10 @@ import pytest
 from conftest import git
 from hypothesis import given, settings, strategies as st
 
-from continuity import connection, connfile, limits
+from continuity import connection, connfile, ids, limits
 from continuity.connection import AmbiguousConnection, NoConnection
 from continuity.errors import InputRejected, NotConnected
+from continuity.repo import find_repo_root
 
 
 def write_conn(
@@ -35,7 +36,7 @@ def vault(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("value", ["a", "0", "dev-a", "a1-b2-c3", "x" * limits.ID_MAX_CHARS, "9lives", "a-"])
 def test_valid_ids(value: str) -> None:
-    assert connection.is_valid_id(value)
+    assert ids.is_valid_id(value)
 
 
 @pytest.mark.parametrize(
@@ -59,7 +60,7 @@ def test_valid_ids(value: str) -> None:
     ],
 )
 def test_invalid_ids(value: object) -> None:
-    assert not connection.is_valid_id(value)
+    assert not ids.is_valid_id(value)
 
 
 @pytest.mark.parametrize(
@@ -77,14 +78,14 @@ def test_invalid_ids(value: object) -> None:
     ],
 )
 def test_make_id(text: str, expected: str) -> None:
-    made = connection.make_id(text, "fallback")
+    made = ids.make_id(text, "fallback")
     assert made == expected
-    assert connection.is_valid_id(made)
+    assert ids.is_valid_id(made)
 
 
 @given(st.text(max_size=200))
 def test_make_id_always_gives_a_valid_id(text: str) -> None:
-    assert connection.is_valid_id(connection.make_id(text, "fallback"))
+    assert ids.is_valid_id(ids.make_id(text, "fallback"))
 
 
 # ----------------------------------------------------------------------------------------- the file
@@ -204,12 +205,12 @@ def test_a_linked_or_special_connection_file_is_refused(tmp_path: Path, vault: P
 def test_find_repo_root_from_subdirectories(repo: Path, tmp_path: Path) -> None:
     deep = repo / "a" / "b" / "c"
     deep.mkdir(parents=True)
-    assert connection.find_repo_root(deep) == repo
-    assert connection.find_repo_root(repo) == repo
+    assert find_repo_root(deep) == repo
+    assert find_repo_root(repo) == repo
     outside = tmp_path / "plain"
     outside.mkdir()
-    assert connection.find_repo_root(outside) is None
-    assert connection.find_repo_root(Path("/nonexistent/\x00/x")) is None
+    assert find_repo_root(outside) is None
+    assert find_repo_root(Path("/nonexistent/\x00/x")) is None
 
 
 def test_environment_override_comes_first(repo: Path, vault: Path, tmp_path: Path) -> None:

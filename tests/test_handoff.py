@@ -22,7 +22,7 @@ from writer_support import (
     write_lease,
 )
 
-from continuity import handoff, handoff_write, limits, notes, vault
+from continuity import handoff, handoff_write, ids, limits, notes, vault
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 
 NAME = re.compile(r"^20-state/handoffs/\d{8}T\d{6}Z-laptop-[a-z0-9-]+\.md$")
@@ -170,7 +170,7 @@ def test_bad_title_and_session(root: Path) -> None:
 def test_long_device_and_title_still_make_a_valid_id(root: Path) -> None:
     device = "d" * limits.ID_MAX_CHARS
     result = handoff_write.new_handoff(context(root, device=device, now=NOW), "word " * 39, HANDOFF_BODY)
-    assert notes.is_note_id(result.id)
+    assert ids.is_note_id(result.id)
 
 
 def test_current_agrees_with_the_brief_selection(root: Path) -> None:

@@ -15,7 +15,7 @@ from briefkit import ROOT, snapshot
 from conftest import git, use_connection
 from typer.testing import CliRunner, Result
 
-from continuity import connection, notes, render, vault
+from continuity import connection, ids, notes, render, vault
 from continuity.cli import app
 
 JSON_KEYS = {"version", "connection", "vault", "device", "project", "created_vault", "created", "changed"}
@@ -57,9 +57,9 @@ def test_init_new_creates_vault_and_connection(here: Path, new_vault: Path) -> N
     assert result.stderr == ""
     conn = read_conn(here)
     assert conn.vault == new_vault and conn.project == "demo-app"
-    host = connection.make_id(socket.gethostname().split(".")[0], "device")
+    host = ids.make_id(socket.gethostname().split(".")[0], "device")
     assert re.fullmatch(rf"{re.escape(host[:58].strip('-'))}-[a-z0-9]{{4}}", conn.device), conn.device
-    assert connection.is_valid_id(conn.device)
+    assert ids.is_valid_id(conn.device)
     assert conn.python == sys.executable
     assert stat.S_IMODE((here / connection.CONNECTION_FILE).stat().st_mode) == 0o600
     for rel in (*vault.ALL_DIRS, f"50-devices/{conn.device}/notes", "10-project/demo-app"):

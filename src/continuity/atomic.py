@@ -11,7 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from pathlib import Path
+
+from continuity import vault
+from continuity.errors import InputRejected
 
 TMP_SUFFIX = ".tmp"
 PRIVATE_FILE_MODE = 0o600
@@ -92,3 +96,21 @@ def append_line(target: Path, line: str, mode: int = PRIVATE_FILE_MODE) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def ensure_dir(vault_root: Path, rel_dir: str) -> Path:
+    """Create a vault folder (0700) component by component, refusing links and non-folders on the way."""
+    current = vault_root
+    for part in vault.safe_rel(rel_dir).split("/"):
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):
+                current.mkdir(mode=0o700)
+            info = os.lstat(current)
+        if stat.S_ISLNK(info.st_mode):
+            raise InputRejected(f"{current.relative_to(vault_root)} is a symbolic link; writes never follow links")
+        if not stat.S_ISDIR(info.st_mode):
+            raise InputRejected(f"{current.relative_to(vault_root)} is not a folder")
+    return current

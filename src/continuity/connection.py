@@ -16,12 +16,12 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from continuity import connfile, limits
+from continuity import connfile, ids, limits
 from continuity.errors import InputRejected, NotConnected
+from continuity.repo import find_repo_root
 
 CONNECTION_FILE = connfile.NAME
 ENV_CONNECTION = "AGENT_VAULT_CONNECTION"
-_ID_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 class NoConnection(NotConnected):
@@ -40,35 +40,6 @@ class Connection(NamedTuple):
     file: Path
     found_via: str  # "env", "checkout" or "worktree"
     repo: Path | None
-
-
-def is_valid_id(value: object) -> bool:
-    """Device and project ids: `^[a-z0-9][a-z0-9-]{0,62}$`."""
-    return connfile.is_valid_id(value)
-
-
-def make_id(text: str, fallback: str) -> str:
-    """Turn a host or folder name into an id: lower case, runs of other characters become `-`."""
-    out: list[str] = []
-    for ch in text.lower():
-        if ch in _ID_FIRST:
-            out.append(ch)
-        elif out and out[-1] != "-":
-            out.append("-")
-    ident = "".join(out).strip("-")[: limits.ID_MAX_CHARS].strip("-")
-    return ident if is_valid_id(ident) else fallback
-
-
-def find_repo_root(start: Path) -> Path | None:
-    """The nearest folder at or above `start` that holds a `.git` entry (folder or worktree file)."""
-    try:
-        here = start.resolve()
-    except (OSError, ValueError):  # ValueError: a NUL in a path that arrived in the harness's JSON
-        return None
-    for folder in (here, *here.parents):
-        if os.path.lexists(folder / ".git"):
-            return folder
-    return None
 
 
 def parse_connection_text(text: str, name: str = CONNECTION_FILE) -> dict[str, str]:
@@ -104,7 +75,7 @@ def load_connection(file: Path, found_via: str, repo: Path | None) -> Connection
     if not vault or not os.path.isabs(vault):
         raise NotConnected(f"{file}: 'vault' must be an absolute path; run 'lifecycle init --vault PATH --force'")
     for key, value in (("device", device), ("project", project)):
-        if not is_valid_id(value):
+        if not ids.is_valid_id(value):
             raise NotConnected(f"{file}: '{key}' must match ^[a-z0-9][a-z0-9-]{{0,62}}$")
     python = values.get("python") or None
     return Connection(Path(vault), device, project, python, file, found_via, repo)

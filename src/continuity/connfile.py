@@ -1,8 +1,8 @@
 """The connection file's format: `.agent-vault`, one `key: scalar` per line.
 
 The file is a tiny YAML mapping (`vault`, `device`, `project`, optional `python`) that `init` writes
-in a strict subset of YAML, strings double-quoted as JSON. It is read by hand rather than by
-ruamel.yaml, which costs 60-80 ms to import, because the startup hook reads it at every session
+in a strict subset of YAML, strings double-quoted as JSON (`ids` checks its ids). It is read by hand
+rather than by ruamel.yaml, which costs 60-80 ms to import, because the startup hook reads it at every session
 start; a file outside the subset is refused, never guessed at. `connection` (discovery, checks) and
 the hook's warm path both read it through `parse`.
 """
@@ -11,23 +11,9 @@ from __future__ import annotations
 
 import json
 
-from continuity import limits
-
 NAME = ".agent-vault"
 KEYS = ("vault", "device", "project", "python")
-_ID_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_ID_REST = _ID_FIRST | {"-"}
 _NOT_PLAIN = ("[", "{", "&", "*", "!", "|", ">", "%", "@", "`")
-
-
-def is_valid_id(value: object) -> bool:
-    """Device and project ids: `^[a-z0-9][a-z0-9-]{0,62}$`."""
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= limits.ID_MAX_CHARS
-        and value[0] in _ID_FIRST
-        and all(c in _ID_REST for c in value)
-    )
 
 
 def _scalar(raw: str) -> str:

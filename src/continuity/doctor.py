@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from continuity import connection, limits, render, scan, sources
 from continuity.connection import Connection
 from continuity.doctor_report import Check, Report, check
 from continuity.errors import ContinuityError, NotConnected, NoteError
+from continuity.repo import find_repo_root
 
 # Environment variables doctor (and what it calls) reads; `resolved.environment` shows their values.
 ENV_READ = (
@@ -117,7 +117,7 @@ def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[
     """The paths and environment variables doctor read, for the person to compare with what they meant."""
     from continuity import userdirs
 
-    repo = conn.repo if conn is not None else connection.find_repo_root(cwd)
+    repo = conn.repo if conn is not None else find_repo_root(cwd)
     return {
         "cwd": str(cwd),
         "repo": str(repo) if repo else None,
@@ -330,7 +330,7 @@ def _hook_scopes(ctx: Context) -> list[Check]:
     """Our handlers at both user and project scope of one harness: every brief and Stop comes twice."""
     from continuity import harness
 
-    repo = ctx.conn.repo or connection.find_repo_root(ctx.cwd)
+    repo = ctx.conn.repo or find_repo_root(ctx.cwd)
     found = []
     for name in harness.HARNESSES:
         places = harness.registrations(name, repo)
@@ -353,32 +353,3 @@ def _hook_scopes(ctx: Context) -> list[Check]:
 
 
 PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes])
-
-
-def fix(cwd: Path, *, now: float | None = None, on_wait: Callable[[str], None] | None = None) -> list[str]:
-    """Remove the temporary files this tool's own writers left behind; return their vault paths.
-
-    Only names of the writers' exact shape (`.<name>.<12 hex>.tmp`, regular files, no links) that the
-    bounded scan found and that are older than `TEMP_FILE_STALE_SECONDS` go, so a write still in flight
-    here or on another computer is never cut short. It is a vault write like any other: it holds the
-    local lock, refuses while another device holds the lease (exit 4) and journals each removal.
-    """
-    import time
-
-    from continuity import writer
-    from continuity.atomic import is_tmp_name
-
-    conn, ctx = writer.connect(cwd, on_wait=on_wait)
-    found = scan.scan(ctx.vault, conn.project, conn.device).temporary
-    cutoff = (time.time() if now is None else now) - limits.TEMP_FILE_STALE_SECONDS
-    removed: list[str] = []
-    with writer.transaction(ctx) as tx:
-        for rel in found:
-            try:
-                info = os.lstat(ctx.vault / rel)
-            except OSError:
-                continue
-            if is_tmp_name(Path(rel).name) and stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
-                tx.remove(rel, op="doctor.fix", note_id=None)
-                removed.append(rel)
-    return removed

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import lease, limits, notes, vault, writer
+from continuity import ids, lease, limits, notes, vault, writer
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.writer import WriteContext
 
@@ -98,7 +98,7 @@ def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = limits.EDI
     if plan.unchanged:
         return Edited(plan.which, plan.rel, None, False)
     meta_id = notes.parse_note(plan.new_text.encode("utf-8"), plan.rel).meta.get("id")
-    note_id = meta_id if notes.is_note_id(meta_id) else None
+    note_id = meta_id if ids.is_note_id(meta_id) else None
     op = f"{plan.which}.edit"
     archived: str | None = None
     with writer.transaction(ctx) as tx:

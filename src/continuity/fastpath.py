@@ -24,7 +24,8 @@ import stat
 import sys
 import time
 
-from continuity import connfile, limits, userdirs
+from continuity import connfile, ids, limits, userdirs
+from continuity.repo import top_level
 from continuity.safeio import open_nofollow, read_fd_capped, read_regular, write_private
 
 RECORD_MAGIC = b"continuity-startup-cache 5\n"
@@ -132,19 +133,6 @@ def write_receipt(entry: dict[str, object], now: float | None = None) -> None:
         write_private(os.path.join(userdirs.state_dir(), "receipts", name), json.dumps(entry).encode() + b"\n")
 
 
-def find_repo_root(start: str) -> str | None:
-    """The nearest folder at or above `start` holding a `.git` entry (folder or worktree file)."""
-    try:
-        here = os.path.realpath(start)
-    except (OSError, ValueError):  # ValueError: a NUL in a path that arrived in the harness's JSON
-        return None
-    while not os.path.lexists(os.path.join(here, ".git")):
-        if os.path.dirname(here) == here:
-            return None
-        here = os.path.dirname(here)
-    return here
-
-
 def read_stdin() -> bytes:
     """The harness's JSON: at most one byte over the cap, so that an oversized input can be told."""
     try:
@@ -169,14 +157,14 @@ def serve(payload: dict[str, object], harness: str, code: str) -> bytes | None:
         return None
     if harness not in HARNESSES or os.environ.get("CONTINUITY_NO_CACHE") == "1":
         return None
-    repo = find_repo_root(cwd)
+    repo = top_level(cwd)
     conn_file = os.environ.get("AGENT_VAULT_CONNECTION") or (os.path.join(repo, connfile.NAME) if repo else "")
     try:
         values = connfile.parse(read_regular(conn_file, limits.CONNECTION_CAP_BYTES).decode("utf-8"))
     except (OSError, ValueError):
         return None
     root, project, device = values.get("vault", ""), values.get("project"), values.get("device")
-    if not os.path.isabs(root) or not connfile.is_valid_id(project) or not connfile.is_valid_id(device):
+    if not os.path.isabs(root) or not ids.is_valid_id(project) or not ids.is_valid_id(device):
         return None
     found = read_record(record_path(root, str(project), str(device), str(event), harness, "hook"))
     if found is None or not is_current(found[0], root, code) or "output" not in found[1]:

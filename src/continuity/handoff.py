@@ -17,7 +17,7 @@ import datetime as dt
 from pathlib import Path
 from typing import NamedTuple
 
-from continuity import limits, notes, vault
+from continuity import ids, limits, notes, vault
 from continuity.errors import InputRejected, NoteError
 from continuity.notes import Note
 
@@ -56,7 +56,7 @@ def _checked(note: Note, rel: str, size: int, data: bytes, *, sections: bool) ->
     meta = note.meta
     if meta.get("type") != "handoff":
         raise NoteError(f"{rel}: 'type' must be 'handoff'", "invalid")
-    if not notes.is_note_id(meta.get("id")):
+    if not ids.is_note_id(meta.get("id")):
         raise NoteError(f"{rel}: 'id' is missing or not of the form [a-z0-9][a-z0-9._-]*", "invalid")
     for key in ("status", "project", "device"):
         if not isinstance(meta.get(key), str) or not meta.get(key):
@@ -197,7 +197,7 @@ def current(vault_root: Path, project: str) -> Selection:
 
 def find(vault_root: Path, handoff_id: str) -> Handoff:
     """A handoff by its id (or its file name's lower-cased stem); exit 5 for unknown or invalid ids."""
-    if not notes.is_note_id(handoff_id):
+    if not ids.is_note_id(handoff_id):
         raise InputRejected(f"{handoff_id!r} is not a valid id ([a-z0-9][a-z0-9._-]*)")
     matches: list[Handoff] = []
     problems: list[str] = []

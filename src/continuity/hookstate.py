@@ -188,7 +188,7 @@ def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief
             raise
     try:
         from continuity import receipts
-        from continuity.connection import find_repo_root
+        from continuity.repo import find_repo_root
 
         cwd = payload.get("cwd")
         checkout = find_repo_root(Path(cwd)) if isinstance(cwd, str) and cwd else None

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from continuity import limits, notes, vault
-from continuity.connection import is_valid_id
 from continuity.errors import UsageError
+from continuity.ids import is_valid_id
 from continuity.journal import KEYS, Entry
 
 MATCHED = ("device", "op", "id", "path", "sha256")

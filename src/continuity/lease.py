@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from continuity import atomic, limits, notes, userdirs, vault
-from continuity.connection import is_valid_id
 from continuity.errors import InputRejected, LeaseHeld, NoteError, UsageError
+from continuity.ids import is_valid_id
 
 LEASE_VERSION = 1
 LEASE_SUFFIX = ".json"
@@ -309,9 +309,7 @@ def clean_task(task: str | None) -> str | None:
 
 def write_own(vault_root: Path, lease: Lease) -> None:
     """Write this device's lease file atomically (the caller holds the local lock)."""
-    from continuity.writer import ensure_dir
-
-    ensure_dir(vault_root, vault.LEASES)
+    atomic.ensure_dir(vault_root, vault.LEASES)
     atomic.write_text(vault_root / lease.rel, lease.to_json())
 
 

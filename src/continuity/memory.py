@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import lease, limits, notes, vault, writer
+from continuity import ids, lease, limits, notes, vault, writer
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.memory_ids import Found, check_id, find_note, free_id, notes_mentioning, read_note, superseded_ids
 from continuity.writer import WriteContext
@@ -182,7 +182,7 @@ def _approved_from(vault_root: Path, folder: str, candidate_id: str, kind: str) 
         if found.meta.get("candidate") != candidate_id:
             continue
         status, found_kind = found.meta.get("status"), found.meta.get("type")
-        if not notes.is_note_id(found.meta.get("id")):
+        if not ids.is_note_id(found.meta.get("id")):
             problem = "has no valid id"
         elif status != "approved":
             problem = f"has status {status!r}, not 'approved'"
@@ -383,7 +383,7 @@ def revalidate(vault_root: Path, now: dt.datetime | None = None) -> tuple[list[D
                 invalid.append((rel, str(exc)))
                 continue
             found = Found(rel, note, data)
-            if note.meta.get("status") != "approved" or not notes.is_note_id(note.meta.get("id")):
+            if note.meta.get("status") != "approved" or not ids.is_note_id(note.meta.get("id")):
                 continue
             when = notes.as_date(note.meta.get("revalidate_by"))
             if when is None or when < today:

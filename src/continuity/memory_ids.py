@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits, notes, safeio, vault
+from continuity import ids, limits, notes, safeio, vault
 from continuity.errors import InputRejected, NoteError
 from continuity.notes import Note
 
@@ -66,7 +66,7 @@ def read_note(vault_root: Path, rel: str) -> Found | None:
 
 def check_id(note_id: str) -> str:
     """`note_id` if it is a valid id (so the guess `<folder>/<id>.md` cannot leave its folder), else exit 5."""
-    if not notes.is_note_id(note_id):
+    if not ids.is_note_id(note_id):
         raise InputRejected(
             f"{note_id!r} is not a valid note id ([a-z0-9][a-z0-9._-]*, at most {limits.NOTE_ID_MAX_CHARS} characters)"
         )
@@ -242,8 +242,8 @@ def superseded_ids(value: object) -> list[str] | None:
     """
     if value is None or value == "":
         return []
-    if notes.is_note_id(value):
+    if ids.is_note_id(value):
         return [str(value)]
-    if isinstance(value, list) and all(notes.is_note_id(item) for item in value):
+    if isinstance(value, list) and all(ids.is_note_id(item) for item in value):
         return [str(item) for item in value]
     return None

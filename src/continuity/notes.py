@@ -17,8 +17,6 @@ from typing import Any, NamedTuple
 from continuity import limits
 from continuity.errors import NoteError
 
-NOTE_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
-
 
 class Note(NamedTuple):
     meta: dict[str, Any]
@@ -140,15 +138,6 @@ def parse_note(data: bytes, name: str, *, require_frontmatter: bool = True) -> N
             raise NoteError(f"{name}: no frontmatter block (a note starts with a '---' line)", "invalid")
         return Note({}, body, start, text)
     return Note(parse_frontmatter(front, name), body, start, text)
-
-
-def is_note_id(value: object) -> bool:
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= limits.NOTE_ID_MAX_CHARS
-        and value[0] in "abcdefghijklmnopqrstuvwxyz0123456789"
-        and all(c in NOTE_ID_CHARS for c in value)
-    )
 
 
 def as_utc(value: object) -> dt.datetime | None:

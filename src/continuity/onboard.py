@@ -18,8 +18,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuity import atomic, connection, limits, notes, vault
+from continuity import atomic, connection, ids, limits, notes, vault
 from continuity.errors import InputRejected, NotConnected
+from continuity.repo import find_repo_root
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +53,7 @@ def default_device() -> str:
 
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
     suffix = "".join(random_source.choice(alphabet) for _ in range(limits.DEVICE_SUFFIX_CHARS))
-    base = connection.make_id(socket.gethostname().split(".")[0], "device")
+    base = ids.make_id(socket.gethostname().split(".")[0], "device")
     return f"{base[: limits.ID_MAX_CHARS - limits.DEVICE_SUFFIX_CHARS - 1].strip('-')}-{suffix}"
 
 
@@ -128,11 +129,11 @@ def init(
     force: bool = False,
     now: dt.datetime | None = None,
 ) -> InitResult:
-    repo = connection.find_repo_root(cwd)
+    repo = find_repo_root(cwd)
     if repo is None:
         raise NotConnected(f"{cwd} is not inside a git checkout; run init in the repository to connect")
     for kind, value in (("device", device), ("project", project)):
-        if value is not None and not connection.is_valid_id(value):
+        if value is not None and not ids.is_valid_id(value):
             raise InputRejected(f"invalid {kind} id {value!r}: use ^[a-z0-9][a-z0-9-]{{0,62}}$")
     root = Path(os.path.abspath(os.path.expanduser(str(vault_path))))
     file = repo / connection.CONNECTION_FILE
@@ -144,7 +145,7 @@ def init(
             if not force:
                 raise InputRejected(f"{file} exists but is invalid; rerun with --force to replace it") from None
     device = device or (existing.device if existing else default_device())
-    project = project or (existing.project if existing else connection.make_id(repo.name, "project"))
+    project = project or (existing.project if existing else ids.make_id(repo.name, "project"))
     if existing and not force and (existing.vault, existing.device, existing.project) != (root, device, project):
         raise InputRejected(
             f"this checkout is already connected (vault {existing.vault}, device {existing.device}, "

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from continuity import atomic, limits
-from continuity.connection import ensure_ignored, find_repo_root
+from continuity.connection import ensure_ignored
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
+from continuity.repo import find_repo_root
 
 OUTBOX_DIR = "output"
 STATE_NAME = ".outbox.json"

@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 
 from continuity import atomic, limits
-from continuity.connection import find_repo_root, make_id
 from continuity.errors import InputRejected, UsageError
+from continuity.ids import make_id
 from continuity.outbox import (
     FORMAT_VERSION,
     LIFETIME,
@@ -44,6 +44,7 @@ from continuity.outbox import (
     whole_second,
     write_state,
 )
+from continuity.repo import find_repo_root
 
 _CHUNK_BYTES = 1024 * 1024
 

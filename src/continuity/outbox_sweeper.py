@@ -124,7 +124,7 @@ def hook_sweep(start: Path) -> None:
 
     A missing outbox costs one `lstat`; a busy lock means another sweep is already at work.
     """
-    from continuity.connection import find_repo_root
+    from continuity.repo import find_repo_root
 
     try:
         repo = find_repo_root(start)

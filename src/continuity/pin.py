@@ -47,7 +47,7 @@ def sha256_bytes(data: bytes) -> str:
 
 def find_checkout(start: Path) -> Path:
     """The git top level at or above `start`, when it is a continuity checkout."""
-    from continuity.connection import find_repo_root
+    from continuity.repo import find_repo_root
 
     root = find_repo_root(start)
     if root is None or not (root / SCRIPT_REL).is_file() or not (root / "src" / PACKAGE).is_dir():

@@ -27,7 +27,7 @@ from hashlib import blake2b, sha256
 from pathlib import Path
 from typing import NamedTuple
 
-from continuity import limits, vault
+from continuity import ids, limits, vault
 from continuity.recall_text import identifier_parts, words
 
 # The walk opens each folder once and asks for its entries' metadata relative to it, so the kernel
@@ -104,7 +104,7 @@ def classify(rel: str, data: bytes, key: StatKey) -> Row:
     if meta.get("status") != "approved" or meta.get("superseded_by"):
         return Row(rel, key, digest, "ineligible")
     note_id = meta.get("id")
-    if not isinstance(note_id, str) or not notes.is_note_id(note_id):
+    if not isinstance(note_id, str) or not ids.is_note_id(note_id):
         return Row(rel, key, digest, "invalid")
     created = notes.as_utc(meta.get("created"))
     verified = notes.as_date(meta.get("verified"))

@@ -70,24 +70,6 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def ensure_dir(vault_root: Path, rel_dir: str) -> Path:
-    """Create a vault folder (0700) component by component, refusing links and non-folders on the way."""
-    current = vault_root
-    for part in vault.safe_rel(rel_dir).split("/"):
-        current = current / part
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):
-                current.mkdir(mode=0o700)
-            info = os.lstat(current)
-        if stat.S_ISLNK(info.st_mode):
-            raise InputRejected(f"{current.relative_to(vault_root)} is a symbolic link; writes never follow links")
-        if not stat.S_ISDIR(info.st_mode):
-            raise InputRejected(f"{current.relative_to(vault_root)} is not a folder")
-    return current
-
-
 InputLines = tuple[int, int]  # (note line where the person's text begins, its line in their input)
 
 
@@ -133,7 +115,7 @@ class Transaction:
 
     def record(self, op: str, note_id: str | None, rel: str, digest: str | None) -> Written:
         """Append the journal line for a write that has just happened."""
-        ensure_dir(self.vault, vault.device_dir(self.ctx.device))
+        atomic.ensure_dir(self.vault, vault.device_dir(self.ctx.device))
         journal.append(
             self.vault / vault.journal(self.ctx.device),
             self.ctx.device,
@@ -162,7 +144,7 @@ class Transaction:
     ) -> Written:
         """Write a new note; Exists (exit 5) when the name is taken."""
         data = self.check(rel, text, cap, input_lines=input_lines)
-        ensure_dir(self.vault, rel.rpartition("/")[0])
+        atomic.ensure_dir(self.vault, rel.rpartition("/")[0])
         target = self.vault / rel
         if os.path.lexists(target):
             raise Exists(f"{rel} already exists; refusing to overwrite it")
@@ -184,7 +166,7 @@ class Transaction:
     ) -> Written:
         """Atomically replace an existing note, optionally only if it is still what was read."""
         data = self.check(rel, text, cap)
-        ensure_dir(self.vault, rel.rpartition("/")[0])
+        atomic.ensure_dir(self.vault, rel.rpartition("/")[0])
         if expect_sha256 is not None:
             self.expect(rel, expect_sha256)
         atomic.write_bytes(self.vault / rel, data)
@@ -203,7 +185,7 @@ class Transaction:
         """Keep an existing file's exact bytes under a new name (an archive copy): no content checks,
         since the bytes are already in the vault and must be kept even when they are malformed."""
         vault.safe_rel(rel)
-        ensure_dir(self.vault, rel.rpartition("/")[0])
+        atomic.ensure_dir(self.vault, rel.rpartition("/")[0])
         try:
             atomic.write_bytes(self.vault / rel, data, exclusive=True)
         except FileExistsError:

@@ -65,7 +65,9 @@ def doctor(
     from continuity import doctor as core
 
     if fix:
-        for rel in core.fix(Path.cwd(), on_wait=warn):
+        from continuity import cleanup
+
+        for rel in cleanup.fix(Path.cwd(), on_wait=warn):
             warn(f"removed leftover temporary file {rel}")
 
     report = core.run(Path.cwd())

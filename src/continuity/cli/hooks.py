@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from continuity.cli.options import JsonOption
+from continuity.cli.options import Harness, JsonOption, Scope
 from continuity.cli.output import emit, emit_json
-from continuity.cli.setup import Harness
-
-if TYPE_CHECKING:
-    from continuity.render import Brief
 
 hook_app = typer.Typer(
     help="The startup hook's pin: digests that tie a trusted hook to its code.", no_args_is_help=True
 )
 hooks_app = typer.Typer(help="Install the hook handlers into a harness's configuration.", no_args_is_help=True)
-
-
-class Scope(str, Enum):
-    user = "user"
-    project = "project"
 
 
 @hook_app.command("pin")
@@ -74,7 +64,7 @@ def install_command(
 ) -> None:
     """Merge the pinned handlers into Codex's hooks.json or Claude Code's settings.json (idempotent)."""
     from continuity import harness, pin
-    from continuity.connection import find_repo_root
+    from continuity.repo import find_repo_root
 
     if scope is Scope.project:
         checkout = pin.find_checkout(Path.cwd())
@@ -103,47 +93,6 @@ def install_command(
     emit(f"wrote {result.path}")
     if harness_name is Harness.codex:
         emit("Codex runs a new or changed hook only after you trust it: open /hooks in Codex and trust it.")
-
-
-def explain(brief: Brief) -> str:
-    """Each source with its bytes, digest, inclusion and reason; the brief's digest; the last deliveries."""
-    from continuity import receipts
-    from continuity.connection import find_repo_root
-
-    lines = [f"event {brief.event}, harness {brief.harness}: status {brief.status}"]
-    for s in brief.sources:
-        state = "included" if s.included else f"left out ({s.reason})"
-        digest = s.sha256[:16] if s.sha256 else "-"
-        size = "-" if s.size is None else f"{s.size} bytes"
-        lines.append(f"  {s.name:<12} {state:<24} {size:>12}  sha256 {digest}  {s.path or '(missing)'}")
-    lines.append(
-        f"brief: {brief.bytes} bytes of {brief.ceiling_bytes}, ~{brief.tokens_estimate} tokens, sha256 {brief.sha256}"
-    )
-    checkout = find_repo_root(Path.cwd())
-    delivered = [d for d in receipts.last_deliveries(checkout) if d["event"] == brief.event]
-    for item in delivered:
-        same = "same as now" if item["sha256"] == brief.sha256 else "differs from now"
-        note = ", with the compaction note" if item["recovery_note"] else ""
-        lines.append(
-            f"last delivered to {item['harness']} at {item['time']} ({item['source'] or brief.event}{note}): "
-            f"{item['status']}, {item['bytes']} bytes, sha256 {item['sha256']} ({same})"
-        )
-    if not delivered:
-        lines.append("no delivery of this event is recorded on this computer for this checkout")
-    lines.append("")
-    lines.append(brief.text)
-    return "\n".join(lines)
-
-
-def explain_command(event: str, harness_name: str) -> None:
-    """`lifecycle render --explain`: print the explanation and leave with render's exit code."""
-    from continuity import hook, render
-
-    brief = hook.build_safely(Path.cwd(), event, harness_name)
-    if brief is None:
-        brief = render.unavailable(event, harness_name, "this checkout is not connected to a vault")
-    emit(explain(brief))
-    raise typer.Exit(hook.EXIT_FOR_STATUS[brief.status])
 
 
 def register(app: typer.Typer) -> None:

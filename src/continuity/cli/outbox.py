@@ -222,7 +222,7 @@ def add_commands(target: typer.Typer) -> None:
 
 def standalone_app() -> typer.Typer:
     """The `artifactctl` app: the same commands at the top level."""
-    from continuity.cli.group import new_app
+    from continuity.cli.funnel import new_app
 
     app = new_app(HELP)
     add_commands(app)

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from continuity.cli.options import JsonOption
+from continuity.cli.options import Event, Format, Harness, JsonOption
 from continuity.cli.output import emit, emit_json
 
-
-class Event(str, Enum):
-    SessionStart = "SessionStart"
-    SubagentStart = "SubagentStart"
-
-
-class Format(str, Enum):
-    text = "text"
-    json = "json"
-
-
-class Harness(str, Enum):
-    codex = "codex"
-    claude = "claude"
+if TYPE_CHECKING:
+    from continuity.render import Brief
 
 
 def init(
@@ -84,12 +71,51 @@ def render(
             from continuity.errors import UsageError
 
             raise UsageError("--explain prints text; for the figures as JSON use --format json without --explain")
-        from continuity.cli.hooks import explain_command
-
         explain_command(event.value, harness.value)
     text, code = hook.render_command(Path.cwd(), event.value, fmt.value, harness.value)
     emit(text)
     raise typer.Exit(code)
+
+
+def explain(brief: Brief) -> str:
+    """Each source with its bytes, digest, inclusion and reason; the brief's digest; the last deliveries."""
+    from continuity import receipts
+    from continuity.repo import find_repo_root
+
+    lines = [f"event {brief.event}, harness {brief.harness}: status {brief.status}"]
+    for s in brief.sources:
+        state = "included" if s.included else f"left out ({s.reason})"
+        digest = s.sha256[:16] if s.sha256 else "-"
+        size = "-" if s.size is None else f"{s.size} bytes"
+        lines.append(f"  {s.name:<12} {state:<24} {size:>12}  sha256 {digest}  {s.path or '(missing)'}")
+    lines.append(
+        f"brief: {brief.bytes} bytes of {brief.ceiling_bytes}, ~{brief.tokens_estimate} tokens, sha256 {brief.sha256}"
+    )
+    checkout = find_repo_root(Path.cwd())
+    delivered = [d for d in receipts.last_deliveries(checkout) if d["event"] == brief.event]
+    for item in delivered:
+        same = "same as now" if item["sha256"] == brief.sha256 else "differs from now"
+        note = ", with the compaction note" if item["recovery_note"] else ""
+        lines.append(
+            f"last delivered to {item['harness']} at {item['time']} ({item['source'] or brief.event}{note}): "
+            f"{item['status']}, {item['bytes']} bytes, sha256 {item['sha256']} ({same})"
+        )
+    if not delivered:
+        lines.append("no delivery of this event is recorded on this computer for this checkout")
+    lines.append("")
+    lines.append(brief.text)
+    return "\n".join(lines)
+
+
+def explain_command(event: str, harness_name: str) -> None:
+    """`lifecycle render --explain`: print the explanation and leave with render's exit code."""
+    from continuity import hook, render
+
+    brief = hook.build_safely(Path.cwd(), event, harness_name)
+    if brief is None:
+        brief = render.unavailable(event, harness_name, "this checkout is not connected to a vault")
+    emit(explain(brief))
+    raise typer.Exit(hook.EXIT_FOR_STATUS[brief.status])
 
 
 def register(app: typer.Typer) -> None:

@@ -1,9 +1,15 @@
-"""The typer application: one click group whose failures come out as one line and a documented exit
-code (see `continuity.cli`), with every command module registered on it."""
+"""The error funnel and the app factory: every failure comes out as one line and a documented exit code.
+
+`failure` turns our errors, the system's and a bug into one `lifecycle: error: …` line (a traceback
+only with CONTINUITY_DEBUG=1); `FunnelGroup` does the same for click's own errors; `new_app` makes
+a typer application on that group, for `lifecycle` (`app`) and `artifactctl` (`cli.outbox`) alike.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,8 +17,35 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from continuity.cli import failure, one_line
-from continuity.errors import EXIT_USAGE
+from continuity.errors import EXIT_PROBLEMS, EXIT_USAGE, ContinuityError
+
+
+def _debug() -> bool:
+    return os.environ.get("CONTINUITY_DEBUG") == "1"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _trace() -> None:
+    if _debug():
+        traceback.print_exc()
+
+
+def failure(exc: Exception, label: str) -> tuple[str, int]:
+    """The error line and exit code for a failure that is not a usage error of click's."""
+    _trace()
+    if isinstance(exc, ContinuityError):
+        return f"{label}: error: {one_line(str(exc))}", exc.exit_code
+    if isinstance(exc, OSError):
+        name = os.path.basename(str(exc.filename)) if exc.filename else ""
+        where = f": {name}" if name else ""
+        return f"{label}: error: {one_line(exc.strerror or str(exc))}{where}", EXIT_PROBLEMS
+    return (
+        f"{label}: error: unexpected {type(exc).__name__}; rerun with CONTINUITY_DEBUG=1 for details",
+        EXIT_PROBLEMS,
+    )
 
 
 def _no_args_is_help(exc: click.exceptions.UsageError) -> bool:
@@ -84,33 +117,3 @@ def new_app(help_text: str) -> typer.Typer:
     )
 
 
-app = new_app(
-    "Keep a coding agent's private, reviewed memory in a synchronized vault and restore a bounded brief "
-    "at every session start."
-)
-
-
-def _register() -> None:
-    from continuity.cli import setup
-
-    setup.register(app)
-    from continuity.cli import outbox
-
-    outbox.register(app)
-    from continuity.cli import handoff, lease, memory
-
-    lease.register(app)
-    handoff.register(app)
-    memory.register(app)
-    from continuity.cli import hooks
-
-    hooks.register(app)
-    from continuity.cli import doctor
-
-    doctor.register(app)
-    from continuity.cli import recall
-
-    recall.register(app)
-
-
-_register()

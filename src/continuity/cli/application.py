@@ -1,0 +1,36 @@
+"""The `lifecycle` application: every command module registered on one funnel group."""
+
+from __future__ import annotations
+
+from continuity.cli.funnel import new_app
+
+app = new_app(
+    "Keep a coding agent's private, reviewed memory in a synchronized vault and restore a bounded brief "
+    "at every session start."
+)
+
+
+def _register() -> None:
+    from continuity.cli import setup
+
+    setup.register(app)
+    from continuity.cli import outbox
+
+    outbox.register(app)
+    from continuity.cli import handoff, lease, memory
+
+    lease.register(app)
+    handoff.register(app)
+    memory.register(app)
+    from continuity.cli import hooks
+
+    hooks.register(app)
+    from continuity.cli import doctor
+
+    doctor.register(app)
+    from continuity.cli import recall
+
+    recall.register(app)
+
+
+_register()
