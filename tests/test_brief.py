@@ -47,7 +47,7 @@ from briefkit import (
 from conftest import git, use_connection
 from typer.testing import CliRunner
 
-from continuity import hook, limits, render, sources
+from continuity import build, limits, render, sources
 from continuity.cli import app
 
 SOURCE_KEYS = {"name", "path", "bytes", "sha256", "included", "reason"}
@@ -769,6 +769,6 @@ def test_disagreeing_sibling_connections_give_unavailable_that_says_so(
 
 def test_environment_override_names_the_connection(vault: Path, tmp_path: Path, repo: Path) -> None:
     file = connection_file(tmp_path / "conn", vault)
-    brief = hook.build(repo, SESSION, "codex", {"AGENT_VAULT_CONNECTION": str(file)})
+    brief = build.build(repo, SESSION, "codex", {"AGENT_VAULT_CONNECTION": str(file)})
     assert brief is not None and brief.status == "restored"
-    assert hook.build(repo, SESSION, "codex", {}) is None
+    assert build.build(repo, SESSION, "codex", {}) is None

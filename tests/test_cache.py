@@ -43,7 +43,7 @@ from briefkit import (
     write,
 )
 
-from continuity import connection, fastpath, hook, limits, render, sources, startup_cache, userdirs
+from continuity import connection, envelope, fastpath, limits, render, run, sources, startup_cache, userdirs
 from continuity.render import Brief
 
 HOOK_CODE = "test-pinned-code-digest"
@@ -118,7 +118,7 @@ class Hook:
         with self.monkeypatch.context() as patch:
             if no_cache:
                 patch.setenv("CONTINUITY_NO_CACHE", "1")
-            return hook.run_hook(harness, self.data(event), HOOK_CODE)
+            return run.run_hook(harness, self.data(event), HOOK_CODE)
 
     def serve(
         self, event: str = SESSION, harness: str = "codex", source: str = "startup", code: str = HOOK_CODE
@@ -466,7 +466,7 @@ def test_changes_invalidate(
     assert check(after), label
     fresh = uncached(vault, conn, SESSION, "codex", monkeypatch)
     assert after.text == fresh.text and brief_json(after) == brief_json(fresh)
-    assert hooks.cold() == hook.hook_output(SESSION, fresh)
+    assert hooks.cold() == envelope.hook_output(SESSION, fresh)
 
 
 def test_after_one_change_only_that_source_is_validated_again(

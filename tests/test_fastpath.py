@@ -163,7 +163,7 @@ def test_compiled_code_in_the_cache_folder_or_beside_the_modules_never_runs(chec
     for place in places:
         place.parent.mkdir(parents=True, exist_ok=True)
         place.write_bytes(code)
-    for rel in [*WARM, "continuity/entry.py", "continuity/hook.py"]:  # valid for the usual importer
+    for rel in [*WARM, "continuity/entry.py", "continuity/run.py"]:  # valid for the usual importer
         source = checkout / "src" / rel
         info = source.stat()
         header = importlib.util.MAGIC_NUMBER + bytes(4) + int(info.st_mtime).to_bytes(4, "little")

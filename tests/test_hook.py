@@ -532,13 +532,13 @@ def test_a_dependency_reached_only_through_a_pth_file_is_found_on_the_second_try
     program = f"""
 import site, sys
 sys.path.insert(0, {str(src)!r})
-from continuity import entry, hook
+from continuity import entry, run
 site.getsitepackages = lambda: [{str(site_dir)!r}]
 site.main = lambda: site.addsitedir({str(site_dir)!r})
 def run_hook(harness, data, code):
     import needed_dep
     return str(needed_dep.VALUE)
-hook.run_hook = run_hook
+run.run_hook = run_hook
 entry.site_packages()
 print({str(site_dir)!r} in sys.path, "needed_dep" in sys.modules)
 print(entry._brief_or_retry("codex", b"{{}}", "digest"))

@@ -17,7 +17,7 @@ import pytest
 from conftest import use_connection
 from typer.testing import CliRunner
 
-from continuity import connection, hook, hookstate, limits, nudge, receipts, render, tool_events
+from continuity import build, connection, hookstate, limits, nudge, receipts, render, tool_events
 from continuity.cli import app
 from continuity.render import SourceView
 
@@ -325,7 +325,7 @@ def test_render_explain_lists_sources_and_compares_with_the_last_delivery(
     assert lines[0] == "event SessionStart, harness codex: status restored"
     assert any(line.split()[:2] == ["soul", "included"] and "sha256" in line for line in lines)
     assert any(line.split()[:4] == ["handoff", "left", "out", "(missing)"] for line in lines)
-    built = hook.build(repo, render.SESSION_START, "codex")
+    built = build.build(repo, render.SESSION_START, "codex")
     assert built is not None
     now = hookstate.after_start(event("SessionStart", repo, source="startup"), built, "codex")
     after = CliRunner().invoke(app, ["render", "--explain"]).output

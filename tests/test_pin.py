@@ -26,7 +26,7 @@ def test_checked_in_pin_is_current() -> None:
 
 def test_the_closure_covers_the_hook_path_and_nothing_of_the_cli() -> None:
     closure = pin.module_closure(ROOT / "src")
-    for name in ("__init__", "hook", "connection", "hookstate", "render", "startup_cache", "sources",
+    for name in ("__init__", "run", "build", "envelope", "connection", "hookstate", "render", "startup_cache", "sources",
                  "tool_events", "receipts", "atomic", "limits", "errors"):  # fmt: skip
         assert f"continuity/{name}.py" in closure
     assert not [rel for rel in closure if rel.startswith("continuity/cli/")]
@@ -38,7 +38,7 @@ def test_the_closure_follows_lazy_and_relative_imports_but_not_type_checking(tmp
     (pkg / "sub").mkdir(parents=True)
     files = {
         "__init__.py": "",
-        "hook.py": "from . import a\nif TYPE_CHECKING:\n    from continuity import typing_only\n",
+        "run.py": "from . import a\nif TYPE_CHECKING:\n    from continuity import typing_only\n",
         "connection.py": "def f():\n    import continuity.sub.b\n",
         "a.py": "from .sub import c\n",
         "typing_only.py": "",
@@ -50,7 +50,7 @@ def test_the_closure_follows_lazy_and_relative_imports_but_not_type_checking(tmp
     for rel, text in files.items():
         (pkg / rel).write_text(text)
     assert pin.module_closure(tmp_path) == [
-        "continuity/__init__.py", "continuity/a.py", "continuity/connection.py", "continuity/hook.py",
+        "continuity/__init__.py", "continuity/a.py", "continuity/connection.py", "continuity/run.py",
         "continuity/sub/__init__.py", "continuity/sub/b.py", "continuity/sub/c.py",
     ]  # fmt: skip
 
@@ -138,9 +138,9 @@ def test_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     done = lifecycle(checkout / "scripts", "hook", "pin", "--check", "--json")
     assert done.returncode == 0
     assert json.loads(done.stdout) == {"version": 1, "ok": True, "checkout": str(checkout), "problems": []}
-    (checkout / "src" / "continuity" / "hook.py").write_text("# replaced\n")
+    (checkout / "src" / "continuity" / "run.py").write_text("# replaced\n")
     stale = lifecycle(checkout, "hook", "pin", "--check")
-    assert stale.returncode == 1 and "stale" in stale.stdout and "src/continuity/hook.py" in stale.stdout
+    assert stale.returncode == 1 and "stale" in stale.stdout and "src/continuity/run.py" in stale.stdout
     pinned = lifecycle(checkout, "hook", "pin", "--json")
     assert pinned.returncode == 0
     assert set(json.loads(pinned.stdout)) == {"version", "checkout", "script_sha256", "modules", "changed"}

@@ -112,18 +112,18 @@ def hook_full(harness: str, data: bytes | None, code: str) -> int:
 
 
 def _brief_or_retry(harness: str, data: bytes, code: str) -> str:
-    """`hook.run_hook`, once more with every `.pth` file run when a dependency cannot be imported."""
+    """`run.run_hook`, once more with every `.pth` file run when a dependency cannot be imported."""
     try:
-        from continuity import hook
+        from continuity import run
 
-        return hook.run_hook(harness, data, code)
+        return run.run_hook(harness, data, code)
     except ImportError:
         if not sys.flags.no_site:
             raise
     site_packages(complete=True)
-    from continuity import hook
+    from continuity import run
 
-    return hook.run_hook(harness, data, code)
+    return run.run_hook(harness, data, code)
 
 
 def render_main(opts: dict[str, str], code: str) -> int:
@@ -131,11 +131,11 @@ def render_main(opts: dict[str, str], code: str) -> int:
     try:
         from pathlib import Path
 
-        from continuity import hook
+        from continuity import build
     except ImportError as exc:
         sys.stderr.write(f"agent-startup-context: error: cannot import {exc.name or 'continuity'}\n")
         return 3
-    text, status = hook.render_command(Path.cwd(), opts["event"], opts["format"], opts["harness"], code)
+    text, status = build.render_command(Path.cwd(), opts["event"], opts["format"], opts["harness"], code)
     sys.stdout.write(text + "\n")
     return status
 

@@ -33,7 +33,7 @@ from continuity.errors import InputRejected, UsageError
 
 SCRIPT_REL = harness.SCRIPT_REL
 PACKAGE = "continuity"
-HOOK_ROOTS = ("continuity.entry", "continuity.hook", "continuity.connection", "continuity.fastpath")
+HOOK_ROOTS = ("continuity.entry", "continuity.run", "continuity.connection", "continuity.fastpath")
 BEGIN = "# BEGIN PINNED MODULES"
 END = "# END PINNED MODULES"
 TRUST_AGAIN = (

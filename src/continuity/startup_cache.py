@@ -170,10 +170,10 @@ def encode_record(head: dict[str, object], blobs: dict[str, bytes]) -> bytes:
 
 
 def _store(path: str, code: str, deps: list[list[object]], brief: Brief, memo: dict[str, Any]) -> None:
-    from continuity import hook
+    from continuity import envelope
 
     blobs = {
-        "output": hook.hook_output(brief.event, brief).encode("utf-8"),
+        "output": envelope.hook_output(brief.event, brief).encode("utf-8"),
         "brief": _brief_json(brief),
         "memo": json.dumps(memo, ensure_ascii=False).encode("utf-8"),
     }

@@ -64,7 +64,7 @@ def render(
     ] = False,
 ) -> None:
     """Print the startup brief (exit 0 restored, 1 partial, 3 unavailable)."""
-    from continuity import hook
+    from continuity import build
 
     if explain:
         if fmt is Format.json:
@@ -72,7 +72,7 @@ def render(
 
             raise UsageError("--explain prints text; for the figures as JSON use --format json without --explain")
         explain_command(event.value, harness.value)
-    text, code = hook.render_command(Path.cwd(), event.value, fmt.value, harness.value)
+    text, code = build.render_command(Path.cwd(), event.value, fmt.value, harness.value)
     emit(text)
     raise typer.Exit(code)
 
@@ -109,13 +109,13 @@ def explain(brief: Brief) -> str:
 
 def explain_command(event: str, harness_name: str) -> None:
     """`lifecycle render --explain`: print the explanation and leave with render's exit code."""
-    from continuity import hook, render
+    from continuity import build, render
 
-    brief = hook.build_safely(Path.cwd(), event, harness_name)
+    brief = build.build_safely(Path.cwd(), event, harness_name)
     if brief is None:
         brief = render.unavailable(event, harness_name, "this checkout is not connected to a vault")
     emit(explain(brief))
-    raise typer.Exit(hook.EXIT_FOR_STATUS[brief.status])
+    raise typer.Exit(build.EXIT_FOR_STATUS[brief.status])
 
 
 def register(app: typer.Typer) -> None:

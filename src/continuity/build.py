@@ -1,10 +1,9 @@
-"""The startup hook and the manual render: from a directory to a brief, failing open.
+"""From a checkout's folder to its brief, failing open: what the hook and `render` show.
 
 Fail open for the session, fail closed for content: whatever goes wrong (no vault, a broken note, a
 bug) the session still starts, with a short notice that private memory was not (fully) restored and
-never with a traceback or a claim that it was. The hook prints at most one JSON object of exactly the
-shape Codex validates (`hookSpecificOutput` with `hookEventName` and `additionalContext`, no other key
-anywhere), prints nothing for a checkout that no connection reaches, and always exits 0.
+never with a traceback or a claim that it was. A checkout that no connection reaches has no brief
+(the hook then prints nothing; `render` shows an unavailable one).
 
 This module and everything it imports at module level use the standard library only; YAML and the
 secret scanner are imported by the cold path alone.
@@ -16,12 +15,11 @@ import json
 import os
 from pathlib import Path
 
-from continuity import connection, limits, render
+from continuity import connection, render
 from continuity.errors import NotConnected
 from continuity.render import Brief
 
 EXIT_FOR_STATUS = {"restored": 0, "partial": 1, "unavailable": 3}
-REEXEC_ENV = "CONTINUITY_REEXEC"
 
 
 def _why(exc: NotConnected) -> str:
@@ -81,38 +79,3 @@ def render_command(cwd: Path, event: str, fmt: str, harness: str, code: str | No
     if brief is None:
         brief = render.unavailable(event, harness, "this checkout is not connected to a vault")
     return format_text(brief, fmt), EXIT_FOR_STATUS[brief.status]
-
-
-def hook_output(event: str, brief: Brief) -> str:
-    payload = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": brief.text}}
-    return json.dumps(payload, ensure_ascii=True, separators=(",", ":"))
-
-
-def parse_stdin(data: bytes) -> dict[str, object] | None:
-    try:
-        value = json.loads(data.decode("utf-8", errors="replace") or "null")
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def run_hook(harness: str, data: bytes, code: str | None = None) -> str:
-    """The hook's stdout for one harness call ('' for nothing)."""
-    payload = parse_stdin(data)
-    if payload is None or len(data) > limits.HOOK_STDIN_CAP_BYTES:
-        return ""
-    event = payload.get("hook_event_name")
-    raw_cwd = payload.get("cwd")
-    cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and raw_cwd else Path.cwd()
-    if event in render.EVENTS:
-        assert isinstance(event, str)
-        brief = build_safely(cwd, event, harness, code=code)
-        if brief is None:
-            return ""
-        from continuity import hookstate
-
-        brief = hookstate.after_start(payload, brief, harness)
-        return hook_output(event, brief)
-    from continuity import nudge
-
-    return nudge.handle(payload, harness)
