@@ -34,7 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from continuity import budget, connection, doctor, scan  # noqa: E402
+from continuity.health import budget, doctor, scan  # noqa: E402
+from continuity.local import connection  # noqa: E402
 
 PROJECT = "bench-app"
 DEVICE = "bench-box"

@@ -47,8 +47,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from continuity import journal_search, recall, recall_index  # noqa: E402
-from continuity.connection import render_connection  # noqa: E402
+from continuity.local.connection import render_connection  # noqa: E402
+from continuity.recall import index as recall_index, journal_search, search as recall  # noqa: E402
 
 DEVICE = "bench-box"
 PROJECT = "bench-app"

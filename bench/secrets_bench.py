@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import secret_corpus as corpus  # noqa: E402
 
-from continuity.secrets import scan_text  # noqa: E402
+from continuity.gate.secrets import scan_text  # noqa: E402
 
 Scanner = Callable[[str], bool]
 
@@ -127,6 +127,9 @@ def pct(hits: int, total: int) -> str:
     return f"{100 * hits / total:5.1f}%" if total else "  -  "
 
 
+SCAN_ONE = "import continuity.gate.secrets as s; s.scan_text("
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=3)
@@ -181,11 +184,11 @@ def main() -> None:
         ]
         table("speed, ms per KiB (median of passes, warm process)", ("input", "size", *scanners), rows)
         rows = [
-            ("import continuity.secrets", f"{import_ms('import continuity.secrets', args.repeat):.1f}"),
+            ("import continuity.gate.secrets", f"{import_ms('import continuity.gate.secrets', args.repeat):.1f}"),
             ("import dataclasses (part of the above)", f"{import_ms('import dataclasses', args.repeat):.1f}"),
             (
                 "import + scan one clean 4 KiB note",
-                f"{import_ms('import continuity.secrets as s; s.scan_text(' + repr(prose[0]) + ')', args.repeat):.1f}",
+                f"{import_ms(SCAN_ONE + repr(prose[0]) + ')', args.repeat):.1f}",
             ),
             (
                 "import detect_secrets' scanner",

@@ -14,9 +14,9 @@ refuses any other `continuity.*` name. The checkout's `src/` is never put on sys
 code is kept anywhere, so a planted module, a file swapped after the check or a doctored cache of
 compiled code never runs. A mismatch injects only a notice that private memory was not restored.
 
-Speed. An unchanged vault is answered by `continuity.fastpath` from the record the full path left;
+Speed. An unchanged vault is answered by `continuity.hook.warm` from the record the full path left;
 only the few standard-library-only modules it needs (WARM_MODULES) are read, checked and compiled
-before that answer. Anything else checks every pinned module and goes to `continuity.entry`, which
+before that answer. Anything else checks every pinned module and goes to `continuity.hook.entry`, which
 validates everything and, when the package's dependencies cannot be imported, re-runs this script
 once with the `python` named in the connection file. In hook mode it always exits 0 and prints at
 most one JSON object.
@@ -43,56 +43,66 @@ SRC = os.path.join(os.path.dirname(os.path.dirname(SCRIPT)), "src")
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
     "continuity/__init__.py": "1778d1865c0b43376fe93ddcb9266a8eb16816ad4bb10647b427514a1e0e2ace",
-    "continuity/atomic.py": "0b0fdeed4f2f61e9455effac6f69c5ee9f34e688870d28f96df3181dfab0cb6e",
-    "continuity/budget.py": "a5540270d79da361c5911bdb19b7940bfc34f434431b26db5ff5f94695e3a55a",
-    "continuity/build.py": "a4daa142110944f5b47a382ffe1610a4ab743dfa4b234e38bba39a37c01c8cb8",
-    "continuity/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
-    "continuity/connection.py": "2d4e634f74282101848fc5157334236813bcba3f0f1aa5e8758b04f15e6f17dd",
-    "continuity/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
-    "continuity/entry.py": "85d9a193d88586044e264a30fea77f5ebc2c1d88c3c75cd0ecc525f4f22ecda5",
-    "continuity/envelope.py": "e12abada4b1cbc1f598129eba132352b5a22b44f3e25436d1720085f978e635d",
+    "continuity/brief/__init__.py": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "continuity/brief/build.py": "3aa6966404825ba7e998c5e07dd5ab0acd86f7b157b3f527b9d01dc69ee13f4c",
+    "continuity/brief/cache.py": "d19dde28d5da2087ae4c149b54c59a36b293805d9a6180238eddabf9e5011c90",
+    "continuity/brief/envelope.py": "56b93ce634cc823bfe9b7fbb328a63bc31b7428fd8d2fad2a804b3552b47cce4",
+    "continuity/brief/escape.py": "3be50ba588e592560005ed26d796c663528987e99b635aa512241c2dc0d1fc37",
+    "continuity/brief/render.py": "84b4227f1773993b629a8153757ece70bb2b34dfb9ed681c4c7d3f468ea3216c",
+    "continuity/brief/sources.py": "0e32560c4e9a7eb4e395c62fd0fe73f5b212fef79c12a7081424c97b4582175f",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
-    "continuity/escape.py": "54c351d6316419e4003de5a6af7022964011ef1f30145a341252dac72fc6d393",
-    "continuity/fastpath.py": "e824bcf74c1b91c4d347f56ef9c562f4197ff03dd4cd2667989e562ad78d1c63",
-    "continuity/handoff.py": "4b51a084bcae37c0a514bfe39f3e7134f1cae5572ea342335da5972523df28bd",
-    "continuity/hookstate.py": "82549601c1ad0060c1707e781e870883c9ae4aedfb400e81f188771ff565cae3",
+    "continuity/gate/__init__.py": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "continuity/gate/assignments.py": "c9a9c14158a395912511b6e963df745e1c613d697461674934abaa1f07891a78",
+    "continuity/gate/context.py": "2f86628ceee8e91ba6c5f6a24e35e1bb4a704bd0b66484b45b63074009ca2c00",
+    "continuity/gate/doc.py": "8a51a81a9fb3ec25338cb0f0603c44059c239907f014ec80bb91e6b9f31d031d",
+    "continuity/gate/labels.py": "49d4eaf5473f42262de34aa8711a70847149647f49725aa44655d3b090d8b2a0",
+    "continuity/gate/rules.py": "b397b808e26438cccdb06d9611ff5324ccd711e2a8304438a6f02adca018d0d7",
+    "continuity/gate/secrets.py": "2dbccada2f1d92cf2657f94df1bdb43ed5fe75c12e8cebc0bb57d5a223b34779",
+    "continuity/gate/structures.py": "eec7ce4e46771650bfbec2efc3a214296cc21e8fbdbadbd5290d81b427b81cbd",
+    "continuity/gate/values.py": "a58a04c5de6db86a144121d435968297a0965cff3b4833613a91f2775cf28e19",
+    "continuity/health/__init__.py": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "continuity/health/budget.py": "974b6391f393c50ffcba065325df117c6c6551dd442684cae106f46b6688a19b",
+    "continuity/health/scan.py": "2f4f817d2af22e7bb64cabb73b675313acfa46f1006c2028cabb23a580ef131c",
+    "continuity/hook/__init__.py": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "continuity/hook/entry.py": "ad9047df7af7246f4355dc24508c781181554d6c3063c054f958a1ef6535fedc",
+    "continuity/hook/hookstate.py": "5ebc3f264c0b715d3ab6e52444a313e71e8e1422f8f8ffc369eb5779fe3d7e50",
+    "continuity/hook/nudge.py": "c3b09697ca10a8e687806d62658fca095ca12b9f3d62b1b68c3bad7d80e88c1d",
+    "continuity/hook/receipts.py": "f46d3f328cab817137f1e4fc495ca449b8b310619956880cf712ab1cb7fdf415",
+    "continuity/hook/reexec.py": "ef17308e201c93dda6ba1d10caf6bdba6a9ff6e33e401a4099ef370c6f42c178",
+    "continuity/hook/run.py": "e64c5cd71ac7ac97e9e9965f6de95b0741f1ffcd01b8605fc53c5e11299b356e",
+    "continuity/hook/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
+    "continuity/hook/warm.py": "6652c7156a86b42b741afa704c6fad370a0df9210e386be6ce5b6b04e2d3fa0d",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
     "continuity/limits.py": "373051c6ad807db0a467d761f333073543696d50e33d25d86e6a3d245e2a57af",
-    "continuity/notes.py": "d72c7da0d60cfa4c0d9777a0a4575b96fa878e192780c6513c45916b6cf75b51",
-    "continuity/nudge.py": "b5a25259f3e8da00e4956c23b0e6bd9cff1a1448396594c264479c5e6b58dcf1",
-    "continuity/receipts.py": "fc9d0ce2e8b38a4ce256f7ad49d7af420a9037ee0ff10450f4a414070fdc52b7",
-    "continuity/reexec.py": "b222b34753f57272454664c735119405005f2e307c635b107d0e1b6150650815",
-    "continuity/render.py": "235ffecbdbdf95150fa658812556c945bec18c331c5b9333be23ac3b490ed519",
-    "continuity/repo.py": "5bbae872e392823bdd718ac9e2077d345fe5597b265bc3876f9faec9796f64de",
-    "continuity/run.py": "c3bbdf221dc1d989ac8b5c613750f9e444920ab049eb88c652f3835053818ff0",
+    "continuity/local/__init__.py": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "continuity/local/connection.py": "9a2181e2e019a829ab21f8ab00e992892221ee0bc1ca8e3811479522b018957a",
+    "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
+    "continuity/local/repo.py": "5bbae872e392823bdd718ac9e2077d345fe5597b265bc3876f9faec9796f64de",
+    "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
+    "continuity/memory/__init__.py": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "continuity/memory/handoff.py": "f91979b072f9cef263a46f667cfe03dd38717a7cc6f6ade665413211681c9b70",
     "continuity/safeio.py": "dc1d206089037b56e57df7cfcf62d698e336dfdbb2d0bfe677aa0b5670a1c724",
-    "continuity/scan.py": "8de5c4eb5b813fb784fc7b71a58340b4444de2425ac71dfd5c5ffc789517aa86",
-    "continuity/secret_assignments.py": "533f150168ae115662a494b6e4948f2be014f314a4d52b60248d7acb129d5c9e",
-    "continuity/secret_context.py": "c0c874ec19c40660d6951931e7643d7fad7f60cd2c089be98182f6b263f7319e",
-    "continuity/secret_doc.py": "0981d1f455cf6cf6df2d4dab944ef635e1ee4c36b7dfccb63d62d9ce585fb759",
-    "continuity/secret_labels.py": "2f54c475a46646434f08878028cbf38c2346c345e082f39662126c874015a4d1",
-    "continuity/secret_rules.py": "b397b808e26438cccdb06d9611ff5324ccd711e2a8304438a6f02adca018d0d7",
-    "continuity/secret_structures.py": "6d04c6ab072cfe9948a1e145c9269dffade4a1b2b756798bc62e364ba5febc4a",
-    "continuity/secret_values.py": "576a005cf903c837e95393def3bbe439e3c07d8b76f0a10ff205135e19eb173c",
-    "continuity/secrets.py": "fb3a55f7b36690edef9f9cd4b58ffd487acb219f3f233a44dca06bf1cd1d60e9",
-    "continuity/sources.py": "dae0e7cf8fe64e3e288a30bcdb63a9466f1dfa1793e940e0a31efb1ef5d91c38",
-    "continuity/startup_cache.py": "728daf0b837c65e52e2b938e1ef02f67ae302c17728e28ebd60354f6ce530f8b",
-    "continuity/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
-    "continuity/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
-    "continuity/vault.py": "dd15a75586f3c991a08f3d5e42b30fdc0536c66846beb405852d92ddc5fe9ee2",
+    "continuity/store/__init__.py": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "continuity/store/atomic.py": "815a957f085ef1d0d07a86ebf2f11137d7d47029379008b67aa2dccaee9c85a1",
+    "continuity/vault/__init__.py": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "continuity/vault/access.py": "58c51e343901f24fb1f526cc617420d1f1955c02520b92140907ca2985314a30",
+    "continuity/vault/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
+    "continuity/vault/layout.py": "9a84f658013304005d7876cf3d909f0d4a3fba85bbec31f54ed280e2ca56fd2b",
+    "continuity/vault/notes.py": "d72c7da0d60cfa4c0d9777a0a4575b96fa878e192780c6513c45916b6cf75b51",
 }
 # END PINNED MODULES
-# What the warm path runs (a test checks that it is the import closure of continuity.fastpath).
+# What the warm path runs (a test checks that it is the import closure of continuity.hook.warm).
 WARM_MODULES = (
     "continuity/__init__.py",
-    "continuity/connfile.py",
-    "continuity/fastpath.py",
+    "continuity/hook/__init__.py",
+    "continuity/hook/warm.py",
     "continuity/ids.py",
     "continuity/limits.py",
-    "continuity/repo.py",
+    "continuity/local/__init__.py",
+    "continuity/local/connfile.py",
+    "continuity/local/repo.py",
+    "continuity/local/userdirs.py",
     "continuity/safeio.py",
-    "continuity/userdirs.py",
 )
 START_EVENTS = ("SessionStart", "SubagentStart")
 MODULE_CAP_BYTES = 1 << 20  # far above any reviewed module; limits.py is not trusted before it is checked
@@ -221,7 +231,7 @@ def main(argv: list[str]) -> int:
         warm = checked(WARM_MODULES)
         if isinstance(warm, dict):
             finder.sources.update(warm)
-            from continuity import fastpath
+            from continuity.hook import warm as fastpath
 
             data = fastpath.read_stdin()
             payload = fastpath.parse_payload(data)
@@ -239,7 +249,7 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(notice + "\n" if notice else "")
         return 0
     finder.sources.update(everything)
-    from continuity import entry
+    from continuity.hook import entry
 
     return entry.main(argv, data, code)
 

@@ -18,9 +18,9 @@ import sys
 import time
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0]))), "src")
-STATE_NAME = ".outbox.json"  # continuity.outbox.STATE_NAME
+STATE_NAME = ".outbox.json"  # continuity.outbox.folder.STATE_NAME
 STATE_CAP_BYTES = 1 << 20  # continuity.limits.OUTBOX_STATE_CAP_BYTES
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # continuity.outbox.format_time
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # continuity.outbox.folder.format_time
 
 
 def quiet(repo: str, now: float | None = None) -> bool:
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             from pathlib import Path
 
-            from continuity.outbox_sweeper import hook_sweep
+            from continuity.outbox.sweep import hook_sweep
 
             hook_sweep(Path.cwd())
         except Exception:  # noqa: S110 (a hook must never fail or print)

@@ -20,8 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuity import connection, limits, render, startup_cache
-from continuity.render import Brief
+from continuity import limits
+from continuity.brief import cache as startup_cache, render
+from continuity.brief.render import Brief
+from continuity.local import connection
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "agent-startup-context.py"
@@ -66,7 +68,7 @@ def startup_script() -> Path:
     """
     if _SCRIPT_CACHE:
         return _SCRIPT_CACHE[0]
-    from continuity import pin
+    from continuity.trust import pin
 
     if pin.embedded(SCRIPT.read_text()) == pin.module_digests(ROOT / "src"):
         _SCRIPT_CACHE.append(SCRIPT)

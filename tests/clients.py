@@ -32,7 +32,7 @@ from typing import Any
 
 import mockmodel
 
-from continuity import pin
+from continuity.trust import pin
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -20,7 +20,7 @@ from typing import Any
 
 from conftest import env_without_override, git
 
-from continuity import pin
+from continuity.trust import pin
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -24,9 +24,10 @@ from briefkit import (
     write,
 )
 
-from continuity import handoff, notes, vault
 from continuity.errors import NoteError
-from continuity.secrets import scan_text
+from continuity.gate.secrets import scan_text
+from continuity.memory import handoff
+from continuity.vault import access as vault_access, layout, notes
 
 _BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 
@@ -143,14 +144,14 @@ def test_no_listing_through_a_linked_parent_folder(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     root.mkdir()
     (root / "20-state").symlink_to(outside)
-    assert vault.list_notes(root, vault.HANDOFFS) == []
+    assert vault_access.list_notes(root, layout.HANDOFFS) == []
 
 
 def test_doctor_and_warnings_withhold_a_secret_in_a_file_name(vault_root: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from continuity import connection
     from continuity.cli import app
+    from continuity.local import connection
 
     token = github_token()
     write(vault_root, f"{HANDOFF_DIR}/20250102T030405Z-dev-a-{token}.md", "---\nbroken: [\n---\n")
@@ -167,7 +168,7 @@ def test_doctor_and_warnings_withhold_a_secret_in_a_file_name(vault_root: Path, 
 
 
 def test_a_url_password_with_raw_hash_or_question_mark_is_a_secret() -> None:
-    from continuity.secrets import scan_text
+    from continuity.gate.secrets import scan_text
 
     password = "Vq7#mZ2!pLx9" + "wR?k"
     found = scan_text(f"db: postgres://app_user:{password}@db.prod.internal:5432/app")
@@ -180,7 +181,7 @@ def test_the_allowlist_pragma_on_a_key_header_does_not_let_the_key_through() -> 
     import base64
     import random
 
-    from continuity.secrets import scan_text
+    from continuity.gate.secrets import scan_text
 
     body = base64.b64encode(random.Random(5).randbytes(600)).decode()
     lines = [body[i : i + 64] for i in range(0, len(body), 64)]

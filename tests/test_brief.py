@@ -47,7 +47,8 @@ from briefkit import (
 from conftest import git, use_connection
 from typer.testing import CliRunner
 
-from continuity import build, limits, render, sources
+from continuity import limits
+from continuity.brief import build, render, sources
 from continuity.cli import app
 
 SOURCE_KEYS = {"name", "path", "bytes", "sha256", "included", "reason"}

@@ -12,9 +12,11 @@ from briefkit import connection_file, make_vault, snapshot, write
 from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
-from continuity import budget, connection, limits
-from continuity.budget import Thresholds, level
+from continuity import limits
 from continuity.errors import UsageError
+from continuity.health import budget
+from continuity.health.budget import Thresholds, level
+from continuity.local import connection
 
 # Every limit far away, so that one test moves exactly one figure against exactly one limit.
 FAR = {

@@ -43,8 +43,11 @@ from briefkit import (
     write,
 )
 
-from continuity import connection, envelope, fastpath, limits, render, run, sources, startup_cache, userdirs
-from continuity.render import Brief
+from continuity import limits
+from continuity.brief import cache as startup_cache, envelope, render, sources
+from continuity.brief.render import Brief
+from continuity.hook import run, warm as fastpath
+from continuity.local import connection, userdirs
 
 HOOK_CODE = "test-pinned-code-digest"
 

@@ -44,7 +44,8 @@ from clients import (
 )
 from mockmodel import last_turn, occurrences, text_of, with_text
 
-from continuity import hookcommand, nudge
+from continuity.hook import nudge
+from continuity.trust import hookcommand
 
 pytestmark = pytest.mark.clients
 SUBTASK = "SUBAGENT-TASK-8c07"

@@ -10,10 +10,11 @@ import pytest
 from conftest import git
 from hypothesis import given, settings, strategies as st
 
-from continuity import connection, connfile, ids, limits
-from continuity.connection import AmbiguousConnection, NoConnection
+from continuity import ids, limits
 from continuity.errors import InputRejected, NotConnected
-from continuity.repo import find_repo_root
+from continuity.local import connection, connfile
+from continuity.local.connection import AmbiguousConnection, NoConnection
+from continuity.local.repo import find_repo_root
 
 
 def write_conn(

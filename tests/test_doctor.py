@@ -34,9 +34,11 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 from writer_support import write_lease
 
-from continuity import connection, doctor, doctor_report, limits, scan
-from continuity.budget import Thresholds
-from continuity.conflicts import ENGINES, conflict_engine
+from continuity import limits
+from continuity.health import doctor, report as doctor_report, scan
+from continuity.health.budget import Thresholds
+from continuity.local import connection
+from continuity.vault.conflicts import ENGINES, conflict_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 # An AWS access key id that belongs to nobody, assembled here so that no file of the repository holds it.
@@ -511,7 +513,7 @@ def test_startup_notices_fail_open(tmp_path: Path) -> None:
 def test_startup_scan_imports_the_standard_library_only(vault: Path) -> None:
     code = (
         "import sys, pathlib\n"
-        "from continuity import scan\n"
+        "from continuity.health import scan\n"
         f"scan.startup_notices(pathlib.Path({str(vault)!r}), {PROJECT!r})\n"
         "heavy = ('ruamel', 'detect_secrets', 'typer', 'click', 'portalocker', 'rich')\n"
         "print([m for m in heavy if m in sys.modules])\n"
@@ -549,7 +551,7 @@ def test_a_crashing_hook_pin_check_is_an_error_with_its_traceback_under_debug(
     checkout = make_checkout(tmp_path / "copy")
     # A module of the hook's closure too deeply nested for Python's parser: the hook refuses it (its
     # digest changed), and the pin check, which parses the closure, raises RecursionError.
-    (checkout / "src" / "continuity" / "layout.py").write_text("a" + ".b" * 200_000 + "\n")
+    (checkout / "src" / "continuity" / "vault" / "layout.py").write_text("a" + ".b" * 200_000 + "\n")
     monkeypatch.chdir(checkout)
     code, doc, stderr = run()
     assert code == 1 and doc["ok"] is False

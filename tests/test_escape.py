@@ -34,8 +34,9 @@ from briefkit import (
 )
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from continuity import escape, limits, render, sources
-from continuity.render import Brief
+from continuity import limits
+from continuity.brief import escape, render, sources
+from continuity.brief.render import Brief
 
 HANDOFF_REL = f"20-state/handoffs/20250102T030405Z-{DEVICE}-start.md"
 

@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 from hookkit import command, connect, context_of, hook_env, hooks_doc, make_checkout, payload, run_shell
 
-from continuity import fastpath, pin, userdirs
+from continuity.hook import warm as fastpath
+from continuity.local import userdirs
+from continuity.trust import pin
 
 HEAVY = ("ruamel", "detect_secrets", "typer", "portalocker", "click", "pathlib", "dataclasses")
-WARM = pin.module_closure(Path(__file__).resolve().parents[1] / "src", ("continuity.fastpath",))
+WARM = pin.module_closure(Path(__file__).resolve().parents[1] / "src", ("continuity.hook.warm",))
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +143,7 @@ def test_the_warm_modules_are_the_closure_of_fastpath(checkout: Path) -> None:
         for node in ast.parse(text).body
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "WARM_MODULES"
     ]
-    assert sorted(warm) == sorted(pin.module_closure(checkout / "src", ("continuity.fastpath",)))
+    assert sorted(warm) == sorted(pin.module_closure(checkout / "src", ("continuity.hook.warm",)))
 
 
 PLANTED = "import pathlib; pathlib.Path({marker!r}).write_text('ran')"
@@ -163,7 +165,7 @@ def test_compiled_code_in_the_cache_folder_or_beside_the_modules_never_runs(chec
     for place in places:
         place.parent.mkdir(parents=True, exist_ok=True)
         place.write_bytes(code)
-    for rel in [*WARM, "continuity/entry.py", "continuity/run.py"]:  # valid for the usual importer
+    for rel in [*WARM, "continuity/hook/entry.py", "continuity/hook/run.py"]:  # valid for the usual importer
         source = checkout / "src" / rel
         info = source.stat()
         header = importlib.util.MAGIC_NUMBER + bytes(4) + int(info.st_mtime).to_bytes(4, "little")

@@ -29,8 +29,11 @@ from briefkit import (
 )
 from writer_support import write_lease
 
-from continuity import doctor, handoff, lease, render, sources
-from continuity.conflicts import ENGINES, conflict_engine
+from continuity.brief import render, sources
+from continuity.health import doctor
+from continuity.memory import handoff
+from continuity.store import lease
+from continuity.vault.conflicts import ENGINES, conflict_engine
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.timezone.utc)
 

@@ -27,8 +27,10 @@ from pathlib import Path
 import pytest
 from hookkit import LIFECYCLE, hook_env
 
-from continuity import handoff, notes, scan, vault
-from continuity.atomic import is_tmp_name
+from continuity.health import scan
+from continuity.memory import handoff
+from continuity.store.atomic import is_tmp_name
+from continuity.vault import layout, notes
 
 SEED = int(os.environ.get("CONTINUITY_FAULT_SEED", "20261130"))
 KILLS_PER_COMMAND = int(os.environ.get("CONTINUITY_FAULT_KILLS", "14"))
@@ -45,7 +47,7 @@ for info in pkgutil.walk_packages(continuity.__path__, "continuity."):
         importlib.import_module(info.name)
     except Exception:
         pass
-from continuity import secrets
+from continuity.gate import secrets
 secrets.scan_text("warm up the secret scanner: password = hunter2hunter2")
 out = sys.stdout
 out.write(json.dumps({"ready": True}) + "\n"); out.flush()
@@ -201,7 +203,7 @@ def kill_series(s: Setup, make_args, after_each) -> int:  # type: ignore[no-unty
 
 def scanned(rel: str) -> bool:
     """Doctor's bounded scan covers the working set, the tool's state and (for temporary files) 90-archive/."""
-    return rel.split("/", 1)[0] in (*vault.WORKING_SET_DIRS, vault.TOOL_STATE, vault.ARCHIVE)
+    return rel.split("/", 1)[0] in (*layout.WORKING_SET_DIRS, layout.TOOL_STATE, layout.ARCHIVE)
 
 
 def assert_doctor_names(s: Setup) -> None:
@@ -407,7 +409,7 @@ def test_mixed_kills_across_every_writer_leave_the_vault_whole(setup: Setup) -> 
 
 def test_doctor_names_a_temporary_file_left_in_the_archive(tmp_path: Path) -> None:
     root = tmp_path / "vault"
-    for rel in vault.ALL_DIRS:
+    for rel in layout.ALL_DIRS:
         (root / rel).mkdir(parents=True, exist_ok=True)
     left = root / "90-archive/00-system/.SOUL.20261130T045224Z-4.md.6977245808c0.tmp"
     left.parent.mkdir(parents=True, exist_ok=True)

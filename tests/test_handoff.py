@@ -22,8 +22,10 @@ from writer_support import (
     write_lease,
 )
 
-from continuity import handoff, handoff_write, ids, limits, notes, vault
+from continuity import ids, limits
 from continuity.errors import InputRejected, LeaseHeld, UsageError
+from continuity.memory import handoff, handoff_write
+from continuity.vault import layout, notes
 
 NAME = re.compile(r"^20-state/handoffs/\d{8}T\d{6}Z-laptop-[a-z0-9-]+\.md$")
 
@@ -125,7 +127,7 @@ def test_strict_shape_is_required(root: Path, body: str, message: str) -> None:
     with pytest.raises(InputRejected, match=message) as caught:
         handoff_write.new_handoff(context(root, now=NOW), "Bad", body)
     assert caught.value.exit_code == 5
-    assert list((root / vault.HANDOFFS).iterdir()) == []
+    assert list((root / layout.HANDOFFS).iterdir()) == []
 
 
 def test_next_action_counting() -> None:
@@ -141,21 +143,21 @@ def test_secret_is_refused_with_input_line(root: Path) -> None:
     assert FAKE_SECRET not in message
     line = body.splitlines().index(next(x for x in body.splitlines() if "Port the printer" in x)) + 1
     assert f"(line {line} of the input)" in message
-    assert list((root / vault.HANDOFFS).iterdir()) == []
+    assert list((root / layout.HANDOFFS).iterdir()) == []
 
 
 def test_cap_is_enforced(root: Path) -> None:
     body = HANDOFF_BODY + "\n" + "x" * limits.HANDOFF_CAP_BYTES
     with pytest.raises(InputRejected, match="cap"):
         handoff_write.new_handoff(context(root, now=NOW), "Huge", body)
-    assert list((root / vault.HANDOFFS).iterdir()) == []
+    assert list((root / layout.HANDOFFS).iterdir()) == []
 
 
 def test_foreign_lease_refuses(root: Path) -> None:
     write_lease(root, "desktop", NOW + dt.timedelta(hours=1))
     with pytest.raises(LeaseHeld):
         handoff_write.new_handoff(context(root, now=NOW), "Blocked", HANDOFF_BODY)
-    assert list((root / vault.HANDOFFS).iterdir()) == []
+    assert list((root / layout.HANDOFFS).iterdir()) == []
 
 
 def test_bad_title_and_session(root: Path) -> None:
@@ -176,7 +178,7 @@ def test_long_device_and_title_still_make_a_valid_id(root: Path) -> None:
 def test_current_agrees_with_the_brief_selection(root: Path) -> None:
     old = handoff_write.new_handoff(context(root, now=NOW), "Old", HANDOFF_BODY)
     # A newer current handoff that is broken, and one from another project: neither is chosen.
-    broken = root / vault.HANDOFFS / "20991231T000000Z-laptop-broken.md"
+    broken = root / layout.HANDOFFS / "20991231T000000Z-laptop-broken.md"
     broken.write_text("---\nid: broken\ntype: handoff\nstatus: current\n---\n## Next actions\n- x\n")
     later = context(root, project="other", now=NOW + dt.timedelta(hours=1))
     foreign = handoff_write.new_handoff(later, "Other", HANDOFF_BODY)
@@ -293,7 +295,7 @@ def test_cli_secret_never_printed(connected: Path) -> None:
     result = cli(["handoff", "new", "--title", "Leaky", "--from", "-"], leaky)
     assert result.exit_code == 5 and FAKE_SECRET not in result.output
     # A hand-written handoff with a secret: `show` refuses, `current` shows metadata only.
-    rel = f"{vault.HANDOFFS}/20261130T000000Z-laptop-hand.md"
+    rel = f"{layout.HANDOFFS}/20261130T000000Z-laptop-hand.md"
     meta = {"id": "hand", "type": "handoff", "status": "current", "project": "demo", "device": "laptop"}
     (connected / rel).write_text(notes.compose({**meta, "created": NOW}, leaky))
     result = cli(["handoff", "show", "hand"])
@@ -312,4 +314,4 @@ def test_cli_refusals(connected: Path) -> None:
     write_lease(connected, "desktop", dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1))
     result = cli(["handoff", "new", "--title", "Blocked"])
     assert result.exit_code == 4
-    assert all_files(connected / vault.HANDOFFS) == set()
+    assert all_files(connected / layout.HANDOFFS) == set()

@@ -20,9 +20,10 @@ import pytest
 from hookkit import ROOT, connect, context_of, hook_env, lifecycle, make_checkout, payload, run_shell
 from typer.testing import CliRunner
 
-from continuity import harness, hookcommand, limits
+from continuity import limits
 from continuity.cli import app
 from continuity.errors import InputRejected
+from continuity.trust import harness, hookcommand
 
 UNRELATED_CODEX: dict[str, Any] = {
     "description": "my own hooks",
@@ -95,7 +96,7 @@ def test_codex_user_install_merges_and_is_idempotent(tmp_path: Path, isolated_ho
     session = ours(doc, "SessionStart")
     assert session["hooks"][0]["command"].startswith(f"{harness.shlex.quote(harness.sys.executable)} -I -S -c ")
     assert (
-        str(harness.Path(harness.__file__).resolve().parents[2] / harness.SCRIPT_REL) in session["hooks"][0]["command"]
+        str(harness.Path(harness.__file__).resolve().parents[3] / harness.SCRIPT_REL) in session["hooks"][0]["command"]
     )
     before = path.read_bytes()
     again = invoke("hooks", "install", "--harness", "codex", "--json")
@@ -107,7 +108,7 @@ def test_codex_user_install_merges_and_is_idempotent(tmp_path: Path, isolated_ho
 
 def test_reinstall_replaces_our_handlers_in_place(tmp_path: Path, isolated_home: Path) -> None:
     path = isolated_home / ".codex" / "hooks.json"
-    checkout = harness.Path(harness.__file__).resolve().parents[2]
+    checkout = harness.Path(harness.__file__).resolve().parents[3]
     harness.install("codex", "user", checkout)
     doc = json.loads(path.read_text())
     stale = ours(doc, "Stop")["hooks"][0]
@@ -185,7 +186,7 @@ def test_a_linked_settings_file_is_refused(isolated_home: Path, tmp_path: Path) 
     (isolated_home / ".claude").mkdir()
     (isolated_home / ".claude" / "settings.json").symlink_to(real)
     with pytest.raises(InputRejected, match="link"):
-        harness.install("claude", "user", harness.Path(harness.__file__).resolve().parents[2])
+        harness.install("claude", "user", harness.Path(harness.__file__).resolve().parents[3])
     assert real.read_text() == "{}"
 
 

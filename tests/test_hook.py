@@ -32,8 +32,11 @@ from briefkit import (
 from conftest import git, use_connection
 from typer.testing import CliRunner
 
-from continuity import connection, entry, limits, reexec, render, userdirs
+from continuity import limits
+from continuity.brief import render
 from continuity.cli import app
+from continuity.hook import entry, reexec
+from continuity.local import connection, userdirs
 
 SESSION_ID = "0199a7c2-5b1e-7d40-9c1a-3f0e8d2b6a11"
 
@@ -524,7 +527,7 @@ def test_a_dependency_reached_only_through_a_pth_file_is_found_on_the_second_try
     """The full path adds site-packages without running their .pth files; when an import then fails it
     runs them (`site.main`) and tries once more. Here a site folder whose only way to a module is a
     .pth file stands in for the interpreter's own."""
-    site_dir, elsewhere, src = tmp_path / "site-packages", tmp_path / "elsewhere", Path(entry.__file__).parents[1]
+    site_dir, elsewhere, src = tmp_path / "site-packages", tmp_path / "elsewhere", Path(entry.__file__).parents[2]
     site_dir.mkdir()
     elsewhere.mkdir()
     (elsewhere / "needed_dep.py").write_text("VALUE = 42\n")
@@ -532,7 +535,7 @@ def test_a_dependency_reached_only_through_a_pth_file_is_found_on_the_second_try
     program = f"""
 import site, sys
 sys.path.insert(0, {str(src)!r})
-from continuity import entry, run
+from continuity.hook import entry, run
 site.getsitepackages = lambda: [{str(site_dir)!r}]
 site.main = lambda: site.addsitedir({str(site_dir)!r})
 def run_hook(harness, data, code):

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from hookkit import command, connect, context_of, hooks_doc, lifecycle, make_checkout, payload, run_shell
 
-from continuity import hookcommand, hookstate, receipts
+from continuity.hook import hookstate, receipts
+from continuity.trust import hookcommand
 
 
 @pytest.fixture
@@ -81,10 +82,10 @@ def test_a_one_byte_change_to_the_script_stops_the_brief_until_it_is_pinned(chec
 
 
 def test_a_changed_module_is_refused_by_the_script_itself(checkout: Path, session_dir: Path) -> None:
-    module = checkout / "src" / "continuity" / "render.py"
+    module = checkout / "src" / "continuity" / "brief" / "render.py"
     module.write_bytes(module.read_bytes() + b"# changed\n")
     text = start(checkout, session_dir)
-    assert 'status="unavailable"' in text and "src/continuity/render.py" in text
+    assert 'status="unavailable"' in text and "src/continuity/brief/render.py" in text
     assert "<source" not in text
     assert lifecycle(checkout, "hook", "pin", "--check").returncode == 1
     # Other events stay silent when the code changed.

@@ -1,6 +1,6 @@
 """Hook state, compaction recovery, the Stop nudge, tool classification and delivery receipts.
 
-These call `continuity.hookstate` in process with the payloads the harnesses send; the state folder is
+These call `continuity.hook.hookstate` in process with the payloads the harnesses send; the state folder is
 the per-test XDG_STATE_HOME set up by conftest. End-to-end runs through a shell are in test_hook_e2e.
 """
 
@@ -17,9 +17,12 @@ import pytest
 from conftest import use_connection
 from typer.testing import CliRunner
 
-from continuity import build, connection, hookstate, limits, nudge, receipts, render, tool_events
+from continuity import limits
+from continuity.brief import build, render
+from continuity.brief.render import SourceView
 from continuity.cli import app
-from continuity.render import SourceView
+from continuity.hook import hookstate, nudge, receipts, tool_events
+from continuity.local import connection
 
 SESSION = "codex-session-7f3a"
 

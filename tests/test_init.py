@@ -15,8 +15,11 @@ from briefkit import ROOT, snapshot
 from conftest import git, use_connection
 from typer.testing import CliRunner, Result
 
-from continuity import connection, ids, notes, render, vault
+from continuity import ids
+from continuity.brief import render
 from continuity.cli import app
+from continuity.local import connection
+from continuity.vault import layout, notes
 
 JSON_KEYS = {"version", "connection", "vault", "device", "project", "created_vault", "created", "changed"}
 
@@ -62,13 +65,13 @@ def test_init_new_creates_vault_and_connection(here: Path, new_vault: Path) -> N
     assert ids.is_valid_id(conn.device)
     assert conn.python == sys.executable
     assert stat.S_IMODE((here / connection.CONNECTION_FILE).stat().st_mode) == 0o600
-    for rel in (*vault.ALL_DIRS, f"50-devices/{conn.device}/notes", "10-project/demo-app"):
+    for rel in (*layout.ALL_DIRS, f"50-devices/{conn.device}/notes", "10-project/demo-app"):
         assert (new_vault / rel).is_dir(), rel
-    for rel in (vault.SOUL, vault.PREFERENCES, vault.INDEX, vault.MEMORY_POLICY,
-                vault.device_profile(conn.device), vault.project_profile("demo-app")):
+    for rel in (layout.SOUL, layout.PREFERENCES, layout.INDEX, layout.MEMORY_POLICY,
+                layout.device_profile(conn.device), layout.project_profile("demo-app")):
         assert (new_vault / rel).is_file(), rel
     assert not list(new_vault.rglob(".keep"))
-    assert f"created {vault.device_profile(conn.device)}" in result.stdout
+    assert f"created {layout.device_profile(conn.device)}" in result.stdout
     assert "connected: device" in result.stdout
 
 
@@ -197,7 +200,7 @@ def test_existing_profiles_are_never_overwritten(here: Path, tmp_path: Path) -> 
     assert result.exit_code == 0, result.stderr
     assert (existing / "50-devices" / "laptop" / "DEVICE.md").read_text() == mine
     assert json.loads(result.stdout)["created"] == ["10-project/demo-app/PROJECT.md"]
-    for rel in vault.ALL_DIRS:
+    for rel in layout.ALL_DIRS:
         assert (existing / rel).is_dir()
 
 
@@ -279,7 +282,7 @@ def test_an_empty_folder_is_a_fine_new_target(here: Path, tmp_path: Path) -> Non
     target = tmp_path / "empty"
     target.mkdir()
     assert lifecycle("init", "--vault", str(target), "--new", "--device", "laptop").exit_code == 0
-    assert (target / vault.SOUL).is_file()
+    assert (target / layout.SOUL).is_file()
 
 
 @pytest.mark.parametrize("kind", ["file", "link"])
@@ -349,18 +352,18 @@ def test_vault_template_has_every_folder_and_valid_notes() -> None:
                 "30-memory/facts", "30-memory/decisions", "30-memory/lessons", "40-documents", "50-devices",
                 "60-inbox", "90-archive"):
         assert (template / rel).is_dir(), rel
-    for rel, kind in ((vault.SOUL, "soul"), (vault.PREFERENCES, "preferences")):
+    for rel, kind in ((layout.SOUL, "soul"), (layout.PREFERENCES, "preferences")):
         note = notes.parse_note((template / rel).read_bytes(), rel)
         assert note.meta["type"] == kind
         assert notes.section(note.body, "Brief")
-    for rel in (vault.INDEX, vault.MEMORY_POLICY):
+    for rel in (layout.INDEX, layout.MEMORY_POLICY):
         notes.parse_note((template / rel).read_bytes(), rel)
         assert len((template / rel).read_text()) > 500  # written for a person to read
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "templates").glob("*.md")))
 def test_every_note_template_fills_to_valid_frontmatter(name: str) -> None:
-    from continuity import onboard
+    from continuity.local import onboard
 
     values = {"device": "laptop", "project": "demo-app", "created": "2025-01-02T03:04:05Z", "host": "h",
               "title": "A title", "id": "an-id", "slug": "a-title", "session": "s-1"}
@@ -374,13 +377,13 @@ def test_every_note_template_fills_to_valid_frontmatter(name: str) -> None:
 
 def test_profiles_created_by_init_are_valid_hot_sources(here: Path, new_vault: Path) -> None:
     assert lifecycle("init", "--vault", str(new_vault), "--new", "--device", "laptop").exit_code == 0
-    device = notes.parse_note((new_vault / vault.device_profile("laptop")).read_bytes(), "DEVICE.md")
-    project = notes.parse_note((new_vault / vault.project_profile("demo-app")).read_bytes(), "PROJECT.md")
+    device = notes.parse_note((new_vault / layout.device_profile("laptop")).read_bytes(), "DEVICE.md")
+    project = notes.parse_note((new_vault / layout.project_profile("demo-app")).read_bytes(), "PROJECT.md")
     assert (device.meta["type"], device.meta["device"]) == ("device", "laptop")
     assert (project.meta["type"], project.meta["project"]) == ("project", "demo-app")
     assert notes.as_utc(device.meta["created"]) is not None
-    assert "{{" not in (new_vault / vault.device_profile("laptop")).read_text()
-    assert os.stat(new_vault / vault.device_profile("laptop")).st_mode & 0o077 == 0
+    assert "{{" not in (new_vault / layout.device_profile("laptop")).read_text()
+    assert os.stat(new_vault / layout.device_profile("laptop")).st_mode & 0o077 == 0
 
 
 def test_a_vault_inside_the_checkout_is_refused(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

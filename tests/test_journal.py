@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from writer_support import NOW
 
-from continuity import journal
+from continuity.store import journal
 
 
 def test_line_has_exactly_the_documented_keys() -> None:
@@ -95,7 +95,7 @@ def test_tail_window(tmp_path: Path, total: int, window: int) -> None:
 
 APPENDER = """
 import datetime, pathlib, sys
-from continuity import journal
+from continuity.store import journal
 file, tag = pathlib.Path(sys.argv[1]), sys.argv[2]
 now = datetime.datetime.now(datetime.timezone.utc)
 for n in range(300):

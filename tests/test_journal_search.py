@@ -13,11 +13,12 @@ from click.testing import Result
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
-from continuity import journal_search, limits
+from continuity import limits
 from continuity.cli import app
-from continuity.connection import render_connection
 from continuity.errors import UsageError
-from continuity.journal_search import TailReader
+from continuity.local.connection import render_connection
+from continuity.recall import journal_search
+from continuity.recall.journal_search import TailReader
 
 DEVICE = "lap"
 

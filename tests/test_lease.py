@@ -16,8 +16,10 @@ import pytest
 from hypothesis import given, strategies as st
 from writer_support import NOW, cli, connect, context, journal_lines, make_vault, write_lease
 
-from continuity import lease, limits, vault, writer
+from continuity import limits
 from continuity.errors import InputRejected, LeaseHeld, UsageError
+from continuity.store import lease, writer
+from continuity.vault import layout
 
 HOUR = dt.timedelta(hours=1)
 
@@ -139,7 +141,7 @@ def test_lease_writes_are_journaled(root: Path) -> None:
 
 
 def test_malformed_lease_files_are_reported_not_trusted(root: Path) -> None:
-    folder = root / vault.LEASES
+    folder = root / layout.LEASES
     (folder / "broken.json").write_text("{not json", encoding="utf-8")
     (folder / "other.json").write_text(json.dumps({"version": 1, "device": "desk"}), encoding="utf-8")
     (folder / "desktop (1).json").write_text("{}", encoding="utf-8")
@@ -248,7 +250,8 @@ def test_local_lock_timeout_is_exit_4(root: Path) -> None:
 
 RACER = """
 import pathlib, sys, time
-from continuity import errors, writer
+from continuity import errors
+from continuity.store import writer
 import portalocker
 root, device, go = pathlib.Path(sys.argv[1]), sys.argv[2], pathlib.Path(sys.argv[3])
 (go.parent / f"ready-{device}").touch()
@@ -278,7 +281,7 @@ def test_racing_processes_leave_exactly_one_holder(root: Path, tmp_path: Path) -
     errors = [p.stderr.read() for p in procs if p.stderr]
     assert sorted(codes) == [0] + [4] * (len(devices) - 1), errors
     winner = devices[codes.index(0)]
-    assert sorted(p.name for p in (root / vault.LEASES).iterdir()) == [f"{winner}.json"]
+    assert sorted(p.name for p in (root / layout.LEASES).iterdir()) == [f"{winner}.json"]
     assert lease.status(root, winner).state == "held"
 
 

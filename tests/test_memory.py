@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, journal_lines, make_vault, write_lease
 
-from continuity import edits, lease, limits, memory, memory_ids, notes, vault, writer
+from continuity import limits
 from continuity.errors import InputRejected, LeaseHeld, UsageError
+from continuity.memory import edits, lookup as memory_ids, review as memory
+from continuity.store import lease, writer
+from continuity.vault import layout, notes
 
 DAY = dt.timedelta(days=1)
 SOUL = "---\nid: soul\ntype: soul\nstatus: approved\n---\n# Soul\n\n## Brief\n\n- Careful and brief.\n"
@@ -57,7 +60,7 @@ def test_candidate_ids_never_collide(root: Path) -> None:
     # An archived id is not reused either.
     memory.archive(context(root, now=NOW), second.id)
     assert candidate(root).id == first.id + "-3"
-    assert len({p.name for p in (root / vault.CANDIDATES).iterdir()}) == 2
+    assert len({p.name for p in (root / layout.CANDIDATES).iterdir()}) == 2
 
 
 def test_candidate_scopes_and_template(root: Path) -> None:
@@ -86,7 +89,7 @@ def test_candidate_bad_input(root: Path, kwargs: dict[str, object], error: type[
     args: dict[str, object] = {"kind": "fact", "title": "T", "body": "A claim.\n", **kwargs}
     with pytest.raises(error):
         memory.new_candidate(context(root, now=NOW), **args)  # type: ignore[arg-type]
-    assert list((root / vault.CANDIDATES).iterdir()) == []
+    assert list((root / layout.CANDIDATES).iterdir()) == []
 
 
 # ------------------------------------------------------------------------------------ approval
@@ -120,7 +123,7 @@ def test_approve_completes_after_a_crash_between_writes(root: Path) -> None:
     (root / created.rel).write_text(notes.compose(cand_meta, body))
     again = memory.approve(context(root, now=NOW), created.id)
     assert again.id == approved.id
-    assert len(list((root / vault.FACTS).iterdir())) == 1
+    assert len(list((root / layout.FACTS).iterdir())) == 1
 
 
 @pytest.mark.parametrize("bad", ["../x", "x/../../y", "UPPER", "", "nothing-here"])
@@ -137,18 +140,18 @@ def test_approve_preference_points_to_edit(root: Path) -> None:
 
 
 def test_find_skips_malformed_notes_and_reports_ambiguity(root: Path) -> None:
-    (root / vault.FACTS / "broken.md").write_text("---\nid: [\n---\n")
-    (root / vault.FACTS / "a.md").write_text("---\nid: twin\ntype: fact\n---\n")
-    (root / vault.DECISIONS / "b.md").write_text("---\nid: twin\ntype: decision\n---\n")
+    (root / layout.FACTS / "broken.md").write_text("---\nid: [\n---\n")
+    (root / layout.FACTS / "a.md").write_text("---\nid: twin\ntype: fact\n---\n")
+    (root / layout.DECISIONS / "b.md").write_text("---\nid: twin\ntype: decision\n---\n")
     with pytest.raises(InputRejected, match="ambiguous"):
         memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS)
-    (root / vault.DECISIONS / "b.md").unlink()
+    (root / layout.DECISIONS / "b.md").unlink()
     assert memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS).rel == "30-memory/facts/a.md"
 
 
 def test_approve_refuses_a_note_that_claims_the_candidate_without_a_valid_id(root: Path) -> None:
     created = candidate(root)
-    stray = root / vault.FACTS / "stray.md"
+    stray = root / layout.FACTS / "stray.md"
     stray.write_text(f"---\ntype: fact\nstatus: approved\ncandidate: {created.id}\n---\nx\n")
     with pytest.raises(InputRejected, match=r"30-memory/facts/stray\.md .*no valid id"):
         memory.approve(context(root, now=NOW), created.id)
@@ -156,17 +159,17 @@ def test_approve_refuses_a_note_that_claims_the_candidate_without_a_valid_id(roo
     with pytest.raises(InputRejected, match=r"30-memory/facts/stray\.md .*status 'superseded'"):
         memory.approve(context(root, now=NOW), created.id)
     assert meta_of(root, created.rel)["status"] == "candidate"  # nothing was written
-    assert sorted(p.name for p in (root / vault.FACTS).iterdir()) == ["stray.md"]
+    assert sorted(p.name for p in (root / layout.FACTS).iterdir()) == ["stray.md"]
 
 
 def test_find_reports_twins_even_under_the_guessed_name(root: Path) -> None:
-    (root / vault.FACTS / "twin.md").write_text("---\nid: twin\ntype: fact\n---\n")
-    (root / vault.LESSONS / "twin.md").write_text("---\nid: twin\ntype: lesson\n---\n")
+    (root / layout.FACTS / "twin.md").write_text("---\nid: twin\ntype: fact\n---\n")
+    (root / layout.LESSONS / "twin.md").write_text("---\nid: twin\ntype: lesson\n---\n")
     with pytest.raises(InputRejected, match=re.escape("ambiguous: 30-memory/facts/twin.md, 30-memory/lessons/twin.md")):
         memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS)
     # A note renamed by hand keeps its id: it is a twin of the note under the guessed name.
-    (root / vault.LESSONS / "twin.md").unlink()
-    (root / vault.DECISIONS / "Renamed in Obsidian.md").write_text("---\nid: twin\ntype: decision\n---\n")
+    (root / layout.LESSONS / "twin.md").unlink()
+    (root / layout.DECISIONS / "Renamed in Obsidian.md").write_text("---\nid: twin\ntype: decision\n---\n")
     with pytest.raises(InputRejected, match=r"ambiguous.*edit the id in one of them"):
         memory_ids.find_note(root, "twin", memory.MEMORY_FOLDERS)
 
@@ -178,12 +181,12 @@ def test_find_says_what_stands_under_the_guessed_name(
     monkeypatch.setattr(memory_ids, "_BY_FD", by_fd)  # both walks: by folder descriptor and by full path
     outside = tmp_path / "elsewhere.md"
     outside.write_text("---\nid: linked\ntype: fact\n---\n")
-    (root / vault.FACTS / "linked.md").symlink_to(outside)
+    (root / layout.FACTS / "linked.md").symlink_to(outside)
     huge = "---\nid: huge\n---\n" + "x" * limits.LIFECYCLE_TEXT_CAP_BYTES
-    (root / vault.FACTS / "huge.md").write_text(huge)
-    (root / vault.FACTS / "folder.md").mkdir()
-    (root / vault.FACTS / "broken.md").write_text("---\nid: [\n---\n")
-    (root / vault.FACTS / "renamed.md").write_text("---\nid: other\ntype: fact\n---\n")
+    (root / layout.FACTS / "huge.md").write_text(huge)
+    (root / layout.FACTS / "folder.md").mkdir()
+    (root / layout.FACTS / "broken.md").write_text("---\nid: [\n---\n")
+    (root / layout.FACTS / "renamed.md").write_text("---\nid: other\ntype: fact\n---\n")
     expected = {
         "linked": "30-memory/facts/linked.md exists but is a symbolic link",
         "huge": f"30-memory/facts/huge.md exists but is {len(huge):,} bytes, over its cap",
@@ -201,10 +204,10 @@ def test_find_says_what_stands_under_the_guessed_name(
 
 def test_new_ids_avoid_ids_in_use_under_other_names(root: Path) -> None:
     # Obsidian renames files, not frontmatter ids: the id is still taken.
-    (root / vault.FACTS / "Tests need Docker.md").write_text(
+    (root / layout.FACTS / "Tests need Docker.md").write_text(
         "---\nid: fact-tests-need-docker\ntype: fact\nstatus: approved\n---\nx\n"
     )
-    (root / vault.CANDIDATES / "renamed candidate.md").write_text(
+    (root / layout.CANDIDATES / "renamed candidate.md").write_text(
         "---\nid: cand-fact-tests-need-docker\ntype: fact\nstatus: candidate\n---\nx\n"
     )
     created = candidate(root)
@@ -219,7 +222,7 @@ def test_free_id_gives_up_with_a_next_step(root: Path) -> None:
     base = "cand-fact-tests-need-docker"
     for attempt in range(1, limits.NOTE_ID_ATTEMPTS + 1):
         name = base if attempt == 1 else f"{base}-{attempt}"
-        (root / vault.CANDIDATES / f"{name}.md").write_text(f"---\nid: {name}\n---\n")
+        (root / layout.CANDIDATES / f"{name}.md").write_text(f"---\nid: {name}\n---\n")
     with pytest.raises(InputRejected, match=f"{base}-{limits.NOTE_ID_ATTEMPTS} are all taken.*different --title"):
         candidate(root)
 
@@ -312,8 +315,8 @@ def test_archive_finishes_a_run_that_stopped_before_removing_the_original(root: 
 
 
 def test_archive_keeps_a_later_note_that_reused_an_archived_id(root: Path) -> None:
-    rel = f"{vault.SESSIONS}/s1.md"
-    (root / vault.SESSIONS).mkdir(parents=True, exist_ok=True)
+    rel = f"{layout.SESSIONS}/s1.md"
+    (root / layout.SESSIONS).mkdir(parents=True, exist_ok=True)
     (root / rel).write_text("---\nid: s1\ntype: session\n---\nThe first session.\n")
     memory.archive(context(root, now=NOW), "s1")
     (root / rel).write_text("---\nid: s1\ntype: session\n---\nA later session, same name.\n")
@@ -328,8 +331,8 @@ def test_archive_keeps_a_later_note_that_reused_an_archived_id(root: Path) -> No
 
 def test_revalidate_lists_overdue_notes(root: Path) -> None:
     old = _approved(root, "Tests need Docker")
-    (root / vault.LESSONS / "undated.md").write_text("---\nid: undated\ntype: lesson\nstatus: approved\n---\nx\n")
-    (root / vault.LESSONS / "broken.md").write_text("---\nid: [\n---\n")
+    (root / layout.LESSONS / "undated.md").write_text("---\nid: undated\ntype: lesson\nstatus: approved\n---\nx\n")
+    (root / layout.LESSONS / "broken.md").write_text("---\nid: [\n---\n")
     due, invalid = memory.revalidate(root, NOW + 10 * DAY)
     assert [item.id for item in due] == ["undated"]
     assert [rel for rel, _ in invalid] == ["30-memory/lessons/broken.md"]
@@ -343,7 +346,7 @@ def test_revalidate_lists_overdue_notes(root: Path) -> None:
 
 def test_edit_soul_archives_previous_version(root: Path) -> None:
     previous = b"---\nid: soul\ntype: soul\n---\nold, with a broken \xff byte\n"
-    (root / vault.SOUL).write_bytes(previous)
+    (root / layout.SOUL).write_bytes(previous)
     with pytest.raises(InputRejected):
         edits.plan_edit(root, "soul", "---\ntype: preferences\n---\nx\n")  # wrong type
     plan = edits.plan_edit(root, "soul", SOUL)
@@ -351,7 +354,7 @@ def test_edit_soul_archives_previous_version(root: Path) -> None:
     edited = edits.apply_edit(context(root, now=NOW), plan)
     assert edited.archived == "90-archive/00-system/SOUL.20261130T035700Z.md"
     assert (root / edited.archived).read_bytes() == previous
-    assert (root / vault.SOUL).read_text() == SOUL
+    assert (root / layout.SOUL).read_text() == SOUL
     ops = [line["op"] for line in journal_lines(root)]
     assert ops == ["lease.acquire", "soul.edit", "soul.edit", "lease.release"]
     assert lease.status(root, "laptop", NOW).state == "none"  # the lease taken for the edit is given back
@@ -381,24 +384,24 @@ def test_edit_refusals(root: Path) -> None:
     write_lease(root, "desktop", NOW + DAY)
     with pytest.raises(LeaseHeld):
         edits.apply_edit(context(root, now=NOW), plan)
-    assert not (root / vault.SOUL).exists()
+    assert not (root / layout.SOUL).exists()
 
 
 def test_edit_diff_never_shows_a_secret_in_the_current_file(root: Path) -> None:
-    (root / vault.SOUL).write_text(SOUL + f"key {FAKE_SECRET}\n")
+    (root / layout.SOUL).write_text(SOUL + f"key {FAKE_SECRET}\n")
     plan = edits.plan_edit(root, "soul", SOUL)
     shown = "".join(plan.diff)
     assert FAKE_SECRET not in shown and "hidden: looks like a secret (aws-access-key-id)" in shown
 
 
 def test_edit_refuses_when_the_file_changed_meanwhile(root: Path) -> None:
-    (root / vault.SOUL).write_text(SOUL)
+    (root / layout.SOUL).write_text(SOUL)
     plan = edits.plan_edit(root, "soul", SOUL + "mine\n")
-    (root / vault.SOUL).write_text(SOUL + "synced from elsewhere\n")
+    (root / layout.SOUL).write_text(SOUL + "synced from elsewhere\n")
     with pytest.raises(InputRejected, match="changed"):
         edits.apply_edit(context(root, now=NOW), plan)
-    assert (root / vault.SOUL).read_text().endswith("synced from elsewhere\n")
-    assert not (root / vault.ARCHIVE / "00-system").exists()
+    assert (root / layout.SOUL).read_text().endswith("synced from elsewhere\n")
+    assert not (root / layout.ARCHIVE / "00-system").exists()
 
 
 # ---------------------------------------------------------------------------------------- CLI
@@ -429,7 +432,7 @@ def test_cli_note_new_and_approve(connected: Path) -> None:
 
 def test_cli_approve_names_a_stray_note_in_one_line(connected: Path) -> None:
     doc = json.loads(cli(["note", "new", "--type", "fact", "--title", "Stray", "--json"]).stdout)
-    (connected / vault.FACTS / "stray.md").write_text(f"---\ntype: fact\ncandidate: {doc['id']}\n---\nx\n")
+    (connected / layout.FACTS / "stray.md").write_text(f"---\ntype: fact\ncandidate: {doc['id']}\n---\nx\n")
     result = cli(["approve", doc["id"], "--yes"])
     assert result.exit_code == 5
     assert result.stderr.startswith("lifecycle: error: 30-memory/facts/stray.md ") and result.stderr.count("\n") == 1
@@ -459,10 +462,10 @@ def test_cli_edit_needs_both_confirmations_without_a_terminal(connected: Path, t
     assert result.exit_code == 2 and "--yes and --accept-concurrency-risk" in result.stderr  # both at once
     result = cli(["edit", "soul", "--from", str(source), "--yes"])
     assert result.exit_code == 2 and "--accept-concurrency-risk" in result.stderr
-    assert not (connected / vault.SOUL).exists()
+    assert not (connected / layout.SOUL).exists()
     result = cli(["edit", "soul", "--from", str(source), "--yes", "--accept-concurrency-risk", "--json"])
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout) == {"version": 1, "path": vault.SOUL, "archived": None, "changed": True}
+    assert json.loads(result.stdout) == {"version": 1, "path": layout.SOUL, "archived": None, "changed": True}
     assert "synced" in result.stderr  # the warning about unsynchronized writers
     result = cli(["edit", "soul", "--from", str(source), "--yes", "--accept-concurrency-risk"])
     assert result.exit_code == 0 and "nothing to do" in result.stdout
@@ -509,8 +512,8 @@ def test_edit_asks_on_a_terminal(connected: Path, tmp_path: Path) -> None:
     # Approves the content, says the sync is not known to be current, then declines the risk.
     declined = _run_on_terminal(["edit", "soul", "--from", str(source)], "y\nn\nn\n")
     assert declined.returncode == 2 and b"Accept the concurrency risk" in declined.stderr
-    assert not (connected / vault.SOUL).exists()
+    assert not (connected / layout.SOUL).exists()
     accepted = _run_on_terminal(["edit", "soul", "--from", str(source)], "y\ny\n")
     assert accepted.returncode == 0, accepted.stderr
     assert b"+- Careful and brief." in accepted.stdout  # the diff was shown before asking
-    assert (connected / vault.SOUL).read_text() == SOUL
+    assert (connected / layout.SOUL).read_text() == SOUL

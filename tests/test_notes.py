@@ -11,8 +11,10 @@ import pytest
 from briefkit import handoff_note
 from hypothesis import given, strategies as st
 
-from continuity import handoff, limits, notes, vault
+from continuity import limits
 from continuity.errors import InputRejected, NoteError
+from continuity.memory import handoff
+from continuity.vault import access, notes
 
 # ----------------------------------------------------------------------------------------- decoding
 
@@ -186,9 +188,9 @@ def test_heading_rules() -> None:
 
 def test_read_capped_reads_at_most_cap_plus_one(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_bytes(b"x" * 10)
-    assert vault.read_capped(tmp_path, "a.md", 10) == b"x" * 10
+    assert access.read_capped(tmp_path, "a.md", 10) == b"x" * 10
     with pytest.raises(NoteError) as info:
-        vault.read_capped(tmp_path, "a.md", 9)
+        access.read_capped(tmp_path, "a.md", 9)
     assert info.value.reason == "too_large"
     assert "10 bytes" in str(info.value) and "9" in str(info.value)
 
@@ -197,7 +199,7 @@ def test_read_capped_refuses_a_sparse_giant_by_its_size(tmp_path: Path) -> None:
     with open(tmp_path / "huge.md", "wb") as handle:
         handle.truncate(6 * 1024**3)
     with pytest.raises(NoteError) as info:
-        vault.read_capped(tmp_path, "huge.md", limits.LIFECYCLE_TEXT_CAP_BYTES)
+        access.read_capped(tmp_path, "huge.md", limits.LIFECYCLE_TEXT_CAP_BYTES)
     assert info.value.reason == "too_large"
 
 
@@ -220,16 +222,16 @@ def test_read_capped_missing_link_folder_fifo(tmp_path: Path) -> None:
     }
     for rel, reason in cases.items():
         with pytest.raises(NoteError) as info:
-            vault.read_capped(tmp_path, rel, 100)
+            access.read_capped(tmp_path, rel, 100)
         assert info.value.reason == reason, rel
-    assert vault.read_capped(tmp_path, "real/n.md", 100) == b"x"
+    assert access.read_capped(tmp_path, "real/n.md", 100) == b"x"
 
 
 def test_safe_rel() -> None:
-    assert vault.safe_rel("30-memory/facts/a.md") == "30-memory/facts/a.md"
+    assert access.safe_rel("30-memory/facts/a.md") == "30-memory/facts/a.md"
     for bad in ("", "/etc/passwd", "../x", "a/../../x", "a/./b", "a//b", "a\\b", "a\x00b", "."):
         with pytest.raises(InputRejected):
-            vault.safe_rel(bad)
+            access.safe_rel(bad)
 
 
 def test_list_notes_skips_hidden_and_non_markdown_and_reports_links(tmp_path: Path) -> None:
@@ -241,9 +243,9 @@ def test_list_notes_skips_hidden_and_non_markdown_and_reports_links(tmp_path: Pa
     (folder / ".hidden.md").write_text("x")
     (folder / "notes.txt").write_text("x")
     (folder / "l.md").symlink_to(folder / "a.md")
-    names = [rel for rel, _ in vault.list_notes(tmp_path, "20-state/handoffs")]
+    names = [rel for rel, _ in access.list_notes(tmp_path, "20-state/handoffs")]
     assert names == ["20-state/handoffs/a.md", "20-state/handoffs/b.md", "20-state/handoffs/l.md"]
-    assert vault.list_notes(tmp_path, "absent") == []
+    assert access.list_notes(tmp_path, "absent") == []
 
 
 # --------------------------------------------------------------------------------- handoff selection
@@ -307,7 +309,8 @@ def test_a_newer_handoff_over_the_lifecycle_cap_is_chosen_then_left_out(tmp_path
     """Never an older plan in its place: a huge newest handoff is selected by its head, then rejected."""
     from briefkit import DEFAULT_HANDOFF, HANDOFF_DIR, handoff_note, make_vault
 
-    from continuity import limits, sources
+    from continuity import limits
+    from continuity.brief import sources
 
     root = make_vault(tmp_path / "vault")
     huge = root / HANDOFF_DIR / "20990101T000000Z-dev-a-huge.md"
@@ -342,7 +345,7 @@ def test_compact_part_is_exactly_the_brief_section(before: list[str], inside: li
 
 @given(st.binary(max_size=400))
 def test_the_handoff_parser_accepts_only_whole_handoffs(data: bytes) -> None:
-    from continuity import handoff
+    from continuity.memory import handoff
 
     for prefix in (b"", b"---\nid: h\ntype: handoff\nstatus: current\nproject: p\ndevice: d\n"):
         try:
@@ -359,7 +362,7 @@ def test_the_handoff_parser_accepts_only_whole_handoffs(data: bytes) -> None:
     )
 )
 def test_selection_picks_the_newest_valid_current_handoff_of_the_project(specs: list[tuple[int, str, str]]) -> None:
-    from continuity import handoff
+    from continuity.memory import handoff
 
     files: list[tuple[str, bytes | NoteError]] = []
     for index, (day, status, project) in enumerate(specs):

@@ -21,10 +21,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from continuity import hookcommand, limits
+from continuity import limits
 from continuity.cli import app
-from continuity.outbox import STATE_NAME, format_time, parse_time
-from continuity.outbox_sweeper import install_sweeper, marker_for, merge_crontab
+from continuity.outbox.folder import STATE_NAME, format_time, parse_time
+from continuity.outbox.sweep import install_sweeper, marker_for, merge_crontab
+from continuity.trust import hookcommand
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 SCRIPT = CHECKOUT / "scripts" / "artifactctl.py"
@@ -599,7 +600,7 @@ def test_a_quiet_outbox_costs_the_hook_no_import_of_the_package(work: Path, chec
         assert b"continuity" not in proc.stderr and b"import time" in proc.stderr
     (work / "output" / "stray.txt").write_text("new")
     proc = _bash_hook(command, work / "src")
-    assert b"continuity.outbox_sweeper" in proc.stderr  # something is due: the sweep itself runs
+    assert b"continuity.outbox.sweep" in proc.stderr  # something is due: the sweep itself runs
     assert (work / "output" / "stray.txt").exists()  # enrolled, not deleted
 
 

@@ -14,9 +14,9 @@ import pytest
 from hookkit import ROOT, lifecycle, make_checkout
 from typer.testing import CliRunner
 
-from continuity import harness, pin
 from continuity.cli import app
 from continuity.errors import InputRejected, UsageError
+from continuity.trust import harness, pin
 
 
 def test_checked_in_pin_is_current() -> None:
@@ -26,11 +26,12 @@ def test_checked_in_pin_is_current() -> None:
 
 def test_the_closure_covers_the_hook_path_and_nothing_of_the_cli() -> None:
     closure = pin.module_closure(ROOT / "src")
-    for name in ("__init__", "run", "build", "envelope", "connection", "hookstate", "render", "startup_cache", "sources",
-                 "tool_events", "receipts", "atomic", "limits", "errors"):  # fmt: skip
+    for name in ("__init__", "hook/run", "brief/build", "brief/envelope", "local/connection", "hook/hookstate",
+                 "brief/render", "brief/cache", "brief/sources", "hook/tool_events", "hook/receipts", "store/atomic",
+                 "limits", "errors"):  # fmt: skip
         assert f"continuity/{name}.py" in closure
     assert not [rel for rel in closure if rel.startswith("continuity/cli/")]
-    assert "continuity/pin.py" not in closure and "continuity/harness.py" not in closure
+    assert "continuity/trust/pin.py" not in closure and "continuity/trust/harness.py" not in closure
 
 
 def test_the_closure_follows_lazy_and_relative_imports_but_not_type_checking(tmp_path: Path) -> None:
@@ -49,7 +50,7 @@ def test_the_closure_follows_lazy_and_relative_imports_but_not_type_checking(tmp
     }
     for rel, text in files.items():
         (pkg / rel).write_text(text)
-    assert pin.module_closure(tmp_path) == [
+    assert pin.module_closure(tmp_path, ("continuity.run", "continuity.connection")) == [
         "continuity/__init__.py", "continuity/a.py", "continuity/connection.py", "continuity/run.py",
         "continuity/sub/__init__.py", "continuity/sub/b.py", "continuity/sub/c.py",
     ]  # fmt: skip
@@ -92,10 +93,10 @@ def test_pin_and_check_on_a_copy(tmp_path: Path) -> None:
 
 def test_a_module_that_does_not_parse_or_a_script_that_is_not_text_is_one_clear_line(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path / "copy")
-    module = checkout / "src" / "continuity" / "layout.py"
+    module = checkout / "src" / "continuity" / "vault" / "layout.py"
     module.write_text(module.read_text() + "\ndef broken(:\n")
     ok, message = pin.check(checkout)
-    assert not ok and "src/continuity/layout.py is not valid Python" in message
+    assert not ok and "src/continuity/vault/layout.py is not valid Python" in message
     done = lifecycle(checkout, "hook", "pin", "--check")
     assert done.returncode != 0 and "not valid Python" in done.stderr and "Traceback" not in done.stderr
     assert "unexpected" not in done.stderr
@@ -138,9 +139,9 @@ def test_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     done = lifecycle(checkout / "scripts", "hook", "pin", "--check", "--json")
     assert done.returncode == 0
     assert json.loads(done.stdout) == {"version": 1, "ok": True, "checkout": str(checkout), "problems": []}
-    (checkout / "src" / "continuity" / "run.py").write_text("# replaced\n")
+    (checkout / "src" / "continuity" / "hook" / "run.py").write_text("# replaced\n")
     stale = lifecycle(checkout, "hook", "pin", "--check")
-    assert stale.returncode == 1 and "stale" in stale.stdout and "src/continuity/run.py" in stale.stdout
+    assert stale.returncode == 1 and "stale" in stale.stdout and "src/continuity/hook/run.py" in stale.stdout
     pinned = lifecycle(checkout, "hook", "pin", "--json")
     assert pinned.returncode == 0
     assert set(json.loads(pinned.stdout)) == {"version", "checkout", "script_sha256", "modules", "changed"}

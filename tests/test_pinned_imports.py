@@ -35,8 +35,8 @@ def test_files_planted_beside_the_reviewed_modules_never_run(tree: Path, tmp_pat
     marker = tmp_path / "marker"
     src = tree / "src"
     plants = {
-        src / "continuity" / "tool_events" / "__init__.py",  # a package shadowing a reviewed module
-        src / "continuity" / "render" / "__init__.py",
+        src / "continuity" / "hook" / "tool_events" / "__init__.py",  # a package shadowing a reviewed module
+        src / "continuity" / "brief" / "render" / "__init__.py",
         src / "json.py",  # the standard library, shadowed from the checkout
         src / "__future__.py",
         src / "dataclasses.py",

@@ -20,10 +20,11 @@ from click.testing import Result
 from secret_corpus import checksummed, j
 from typer.testing import CliRunner
 
-from continuity import limits, recall, recall_index, recall_text
+from continuity import limits
 from continuity.cli import app
-from continuity.connection import render_connection
 from continuity.errors import UsageError
+from continuity.local.connection import render_connection
+from continuity.recall import index as recall_index, search as recall, terms as recall_text
 
 DEVICE = "lap"
 PROJECT = "demo"
@@ -523,7 +524,7 @@ def test_a_damaged_or_outdated_index_is_rebuilt(vault: Path, damage: str) -> Non
 def test_processes_building_one_index_at_once_take_turns(vault: Path) -> None:
     build_mixed_vault(vault)
     code = (
-        "import json, sys; from pathlib import Path; from continuity import recall; "
+        "import json, sys; from pathlib import Path; from continuity.recall import search as recall; "
         "print(json.dumps(recall.recall(Path(sys.argv[1]), sys.argv[2], sys.argv[3], ['zebra', 'lion']).to_json()))"
     )
     procs = [

@@ -17,9 +17,10 @@ import pytest
 from hookkit import LIFECYCLE, hook_env
 from typer.testing import CliRunner
 
-from continuity import limits, recall, recall_index, recall_notes
+from continuity import limits
 from continuity.cli import app
-from continuity.connection import render_connection
+from continuity.local.connection import render_connection
+from continuity.recall import eligible, index as recall_index, search as recall
 
 DEVICE = "lap"
 PROJECT = "demo"
@@ -106,7 +107,7 @@ def fingerprint(vault: Path) -> str | None:
 def test_a_note_read_again_because_its_bytes_changed_unseen_drops_the_fingerprint(vault: Path) -> None:
     note(vault, "30-memory/facts/a.md", "a", "zebra truth")
     found(vault, "zebra")
-    assert fingerprint(vault) == recall_notes.listing_digest(recall_notes.scan(vault, DEVICE))
+    assert fingerprint(vault) == eligible.listing_digest(eligible.scan(vault, DEVICE))
     index = recall_index.open_index(vault, DEVICE)
     try:
         index.reindex("30-memory/facts/a.md")  # what a search does when a served note fails its digest
@@ -123,12 +124,12 @@ def test_a_note_read_again_because_its_bytes_changed_unseen_drops_the_fingerprin
 
 def test_the_fingerprint_covers_the_order_and_every_field_of_the_listing() -> None:
     listing = {"30-memory/a.md": (10, 20, 30), "30-memory/b.md": (11, 21, 31)}
-    digest = recall_notes.listing_digest(listing)
-    assert digest == recall_notes.listing_digest(dict(listing))
-    assert digest != recall_notes.listing_digest(dict(reversed(listing.items())))
+    digest = eligible.listing_digest(listing)
+    assert digest == eligible.listing_digest(dict(listing))
+    assert digest != eligible.listing_digest(dict(reversed(listing.items())))
     for changed in ((10, 20, 31), (10, 21, 30), (9, 20, 30)):
-        assert digest != recall_notes.listing_digest({**listing, "30-memory/a.md": changed})
-    assert digest != recall_notes.listing_digest({"30-memory/a.md": (10, 20, 30)})
+        assert digest != eligible.listing_digest({**listing, "30-memory/a.md": changed})
+    assert digest != eligible.listing_digest({"30-memory/a.md": (10, 20, 30)})
 
 
 # ------------------------------------------------------------------------------------ the walk
@@ -152,8 +153,8 @@ def test_the_walk_by_descriptor_lists_what_the_walk_by_path_lists(vault: Path, t
         note(vault, "30-memory/" + "".join(f"d{n}/" for n in range(k)) + f"n{k}.md", f"n{k}", "zebra")
     note(vault, f"50-devices/{DEVICE}/notes/mine.md", "mine", "zebra")
     note(vault, "50-devices/desk/notes/theirs.md", "theirs", "zebra")
-    by_fd = recall_notes.scan(vault, DEVICE, by_fd=True)
-    assert by_fd == recall_notes.scan(vault, DEVICE, by_fd=False)
+    by_fd = eligible.scan(vault, DEVICE, by_fd=True)
+    assert by_fd == eligible.scan(vault, DEVICE, by_fd=False)
     assert set(by_fd) == {
         "30-memory/facts/plain.md",
         "30-memory/facts/folder.md/inner.md",
@@ -176,7 +177,7 @@ def test_a_linked_warm_folder_is_never_walked(vault: Path, tmp_path: Path, linke
     target.rmdir()
     os.symlink(outside, target)
     for by_fd in (True, False):
-        assert recall_notes.scan(vault, DEVICE, by_fd=by_fd) == {}
+        assert eligible.scan(vault, DEVICE, by_fd=by_fd) == {}
 
 
 # --------------------------------------------------------------------------------- the ranking

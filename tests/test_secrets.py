@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from continuity import secret_rules
-from continuity.secrets import SCAN_ERROR, Finding, detect_secrets_scan, fingerprint, scan_text
+from continuity.gate import rules
+from continuity.gate.secrets import SCAN_ERROR, Finding, detect_secrets_scan, fingerprint, scan_text
 
 sys.path.insert(0, str(Path(__file__).parent))
 import secret_corpus as corpus
@@ -127,9 +127,9 @@ def test_allowlist_pragma_allowlists_its_line_only() -> None:
 def test_github_and_npm_checksums() -> None:
     r = random.Random(5)
     token = corpus.checksummed(r, corpus.j("gh", "p_"))
-    assert secret_rules.crc32_base62_ok(token[4:])
+    assert rules.crc32_base62_ok(token[4:])
     broken = token[:10] + ("A" if token[10] != "A" else "B") + token[11:]
-    assert not secret_rules.crc32_base62_ok(broken[4:])
+    assert not rules.crc32_base62_ok(broken[4:])
     # A valid checksum is accepted even when the body looks like a filler.
     body = "a" * 30
     low_entropy = corpus.j("np", "m_") + body + corpus.b62_encode(__import__("binascii").crc32(body.encode()))
@@ -229,10 +229,10 @@ def test_token_prefixes_lie_inside_token_runs() -> None:
     """The prefilter looks for prefixes only in runs of token characters; a prefix with any other
     character could never be found there."""
     run_chars = set(string.ascii_letters + string.digits + "_-.+/=~:%")
-    for detector, prefixes, _pattern, _check, _bounds in secret_rules.RULES:
+    for detector, prefixes, _pattern, _check, _bounds in rules.RULES:
         for prefix in prefixes:
             assert set(prefix) <= run_chars, (detector, prefix)
-            assert secret_rules.runs("x " + prefix + "A" * 20 + " y"), (detector, prefix)
+            assert rules.runs("x " + prefix + "A" * 20 + " y"), (detector, prefix)
 
 
 def test_detector_ids_are_lowercase_kebab_case() -> None:
@@ -245,7 +245,7 @@ def test_detector_ids_are_lowercase_kebab_case() -> None:
 
 def test_scanning_prose_does_not_import_detect_secrets() -> None:
     code = (
-        "import sys\nimport continuity.secrets as s\n"
+        "import sys\nimport continuity.gate.secrets as s\n"
         "assert 'detect_secrets' not in sys.modules\n"
         "s.scan_text('# Notes\\nWe discussed the API key rotation and the password policy.\\n' * 50)\n"
         "s.scan_text('IBM Cloud API keys: see https://cloud.ibm.com/docs/account?topic=account-userapikey\\n')\n"
@@ -336,8 +336,8 @@ def test_pathological_input_finishes(text: str) -> None:
 
 FRAGMENTS = st.sampled_from(
     [
-        *sorted(secret_rules.words("ghp_ npm_ sk- AKIA :// : @ = \" ' ` . | $ % { } ( ) [ ] / ~ # * _ - ....")),
-        *sorted(secret_rules.words("Q~ -us eyJ 1//0 sig= AKC Ag")),
+        *sorted(rules.words("ghp_ npm_ sk- AKIA :// : @ = \" ' ` . | $ % { } ( ) [ ] / ~ # * _ - ....")),
+        *sorted(rules.words("Q~ -us eyJ 1//0 sig= AKC Ag")),
         *("\n", "\r\n", "\r", " ", "\t", "\\n", "\x00", "\u2028", "İ", "密码", "是", " - ", "—", "->", " / "),
         *("-----BEGIN ", "PRIVATE KEY-----", "Private-Lines: 1\n", "password", "token", "key", "API key", "secret"),
         *(" is ", " is the password", "use ", " as the password", "with password ", "changed the password to "),

@@ -46,9 +46,10 @@ def test_render_explain_refuses_json_instead_of_printing_text(
 
 
 def test_handoff_show_takes_the_file_name_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from continuity import connection, writer
     from continuity.cli import app
-    from continuity.handoff_write import new_handoff
+    from continuity.local import connection
+    from continuity.memory.handoff_write import new_handoff
+    from continuity.store import writer
 
     root = tmp_path / "vault"
     for rel in ("00-system", "20-state/handoffs", "50-devices/dev-a"):

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from writer_support import FAKE_SECRET, NOW, all_files, context, journal_lines, make_vault, write_lease
 
-from continuity import atomic, lease, notes, vault, writer
 from continuity.errors import InputRejected, LeaseHeld, NotConnected, NoteError, UsageError
+from continuity.store import atomic, lease, writer
+from continuity.vault import access as vault_access, notes
 
 REL = "30-memory/facts/fact-x.md"
 
@@ -187,7 +188,8 @@ BUSY = "30-memory/facts/busy.md"
 
 KILLED_WRITER = """
 import os, pathlib, sys
-from continuity import notes, writer
+from continuity.store import writer
+from continuity.vault import notes
 root = pathlib.Path(sys.argv[1])
 ctx = writer.WriteContext(root, "laptop", "demo")
 n = int(sys.argv[2])
@@ -238,11 +240,12 @@ def _check_vault(root: Path) -> int:
         body = notes.parse_note((root / rel).read_bytes(), rel).body
         n = meta["n"]
         assert body == f"line {n}\n" * (1 + n % 700), rel
-    raw = (root / vault.journal("laptop")).read_bytes() if (root / vault.journal("laptop")).exists() else b""
+    path = root / vault_access.journal("laptop")
+    raw = path.read_bytes() if path.exists() else b""
     assert raw == b"" or raw.endswith(b"\n")
-    from continuity import journal
+    from continuity.store import journal
 
-    read = journal.read(root / vault.journal("laptop"))
+    read = journal.read(root / vault_access.journal("laptop"))
     assert read.malformed == 0
     busy = root / BUSY
     return int(notes.parse_note(busy.read_bytes(), BUSY).meta["n"]) if busy.exists() else 0

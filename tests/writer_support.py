@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from continuity import vault
-from continuity.writer import WriteContext
+from continuity.store.writer import WriteContext
+from continuity.vault import access as vault_access, layout as vault_layout
 
 NOW = dt.datetime(2026, 11, 30, 3, 57, 0, tzinfo=dt.timezone.utc)
 # A well-formed AWS access key id that belongs to nobody, split so no scanner flags this file.
@@ -41,7 +41,7 @@ Parser rewrite is half done; the lexer passes its tests.
 def make_vault(root: Path) -> Path:
     """A vault skeleton with every folder the layout names."""
     root.mkdir(parents=True, exist_ok=True)
-    for rel in vault.ALL_DIRS:
+    for rel in vault_layout.ALL_DIRS:
         (root / rel).mkdir(parents=True, exist_ok=True)
     return root
 
@@ -58,7 +58,7 @@ def write_lease(
     task: str | None = None,
 ) -> Path:
     """Another device's lease file, as its own computer would have written it."""
-    folder = root / vault.LEASES
+    folder = root / vault_layout.LEASES
     folder.mkdir(parents=True, exist_ok=True)
     doc = {
         "version": 1,
@@ -97,7 +97,7 @@ def cli(args: list[str], stdin: str | None = None):  # type: ignore[no-untyped-d
 
 
 def journal_lines(root: Path, device: str = "laptop") -> list[dict[str, object]]:
-    path = root / vault.journal(device)
+    path = root / vault_access.journal(device)
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

@@ -14,14 +14,14 @@ from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
-    from continuity.doctor_report import Report
+    from continuity.health.report import Report
 
 _MIN = 1
 
 
 def table(report: Report, width: int = 100) -> list[str]:
     """A plain-text table (level, check, message), each message wrapped under its column."""
-    from continuity.doctor_report import printable
+    from continuity.health.report import printable
 
     id_width = max((len(c.id) for c in report.checks), default=5)
     indent = 7 + id_width + 2
@@ -62,10 +62,10 @@ def doctor(
     3 when this checkout is not connected or the vault is unreachable; with --fix, 4 while another
     device holds the writer lease.
     """
-    from continuity import doctor as core
+    from continuity.health import doctor as core
 
     if fix:
-        from continuity import cleanup
+        from continuity.store import cleanup
 
         for rel in cleanup.fix(Path.cwd(), on_wait=warn):
             warn(f"removed leftover temporary file {rel}")
@@ -114,7 +114,8 @@ def budget(
     Read-only and advisory: exit 0 unless --strict, then 1 on warning, over or incomplete.
     Spare capacity is never a reason to create memory.
     """
-    from continuity import budget as core, connection
+    from continuity.health import budget as core
+    from continuity.local import connection
 
     thresholds = core.Thresholds(
         working_set_bytes=working_set_bytes,

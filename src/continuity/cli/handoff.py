@@ -15,7 +15,7 @@ from continuity.cli.options import JsonOption, SessionOption
 from continuity.cli.output import emit, emit_json, report, warn
 
 if TYPE_CHECKING:
-    from continuity.handoff import Handoff
+    from continuity.memory.handoff import Handoff
 
 handoff_app = typer.Typer(
     help="Handoffs: what a later task needs to resume without rediscovering state.",
@@ -27,7 +27,7 @@ handoff_app = typer.Typer(
 def _secret_free(item: Handoff) -> str | None:
     """None when the handoff may be shown, else why not (the brief leaves it out for the same reason)."""
     from continuity import limits
-    from continuity.secrets import scan_text
+    from continuity.gate.secrets import scan_text
 
     if item.size > limits.HANDOFF_CAP_BYTES:
         return "too_large"
@@ -36,12 +36,12 @@ def _secret_free(item: Handoff) -> str | None:
 
 def _refuse_secret(item: Handoff) -> None:
     from continuity.errors import InputRejected
-    from continuity.secrets import scan_text
+    from continuity.gate.secrets import scan_text
 
     findings = scan_text(item.note.text)
     if findings:
         first = min(findings, key=lambda f: f.line)
-        from continuity import handoff
+        from continuity.memory import handoff
 
         shown = handoff.summary(item)["path"]
         raise InputRejected(f"{shown} line {first.line} looks like a secret ({first.detector}); not shown")
@@ -58,7 +58,9 @@ def new(
     json_out: JsonOption = False,
 ) -> None:
     """Write a new current handoff for this project; the previous one becomes superseded."""
-    from continuity import handoff_write, limits, writer
+    from continuity import limits
+    from continuity.memory import handoff_write
+    from continuity.store import writer
 
     conn, ctx = writer.connect(Path.cwd(), session=session, on_wait=warn)
     body, name = writer.read_body(source, limits.HANDOFF_CAP_BYTES)
@@ -81,7 +83,8 @@ def list_(
     json_out: JsonOption = False,
 ) -> None:
     """List this project's current handoffs, newest first (--all: every handoff in the vault)."""
-    from continuity import handoff, writer
+    from continuity.memory import handoff
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd())
     listing = (
@@ -111,7 +114,9 @@ def list_(
 @handoff_app.command()
 def current(json_out: JsonOption = False) -> None:
     """The handoff the startup brief would use for this project (the same selection)."""
-    from continuity import handoff, notes, writer
+    from continuity.memory import handoff
+    from continuity.store import writer
+    from continuity.vault import notes
 
     _conn, ctx = writer.connect(Path.cwd())
     project = ctx.project or ""
@@ -146,7 +151,8 @@ def show(
     json_out: JsonOption = False,
 ) -> None:
     """Print one handoff in full (refused when it holds secret-like content)."""
-    from continuity import handoff, writer
+    from continuity.memory import handoff
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd())
     # Handoff ids are the lower-cased file stem, so the name `handoff new` printed works as typed.

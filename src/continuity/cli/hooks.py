@@ -22,7 +22,7 @@ def pin_command(
     json_out: JsonOption = False,
 ) -> None:
     """Rewrite the startup hook's digests in this checkout (then trust the hook again in Codex)."""
-    from continuity import pin
+    from continuity.trust import pin
 
     checkout = pin.find_checkout(Path.cwd())
     if check:
@@ -63,13 +63,13 @@ def install_command(
     json_out: JsonOption = False,
 ) -> None:
     """Merge the pinned handlers into Codex's hooks.json or Claude Code's settings.json (idempotent)."""
-    from continuity import harness, pin
-    from continuity.repo import find_repo_root
+    from continuity.local.repo import find_repo_root
+    from continuity.trust import harness, pin
 
     if scope is Scope.project:
         checkout = pin.find_checkout(Path.cwd())
     else:
-        from continuity.onboard import CHECKOUT
+        from continuity.local.onboard import CHECKOUT
 
         checkout = CHECKOUT
     repo = find_repo_root(Path.cwd())

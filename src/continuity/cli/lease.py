@@ -11,7 +11,7 @@ from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
-    from continuity.lease import LeaseStatus
+    from continuity.store.lease import LeaseStatus
 
 lease_app = typer.Typer(
     help="The advisory writer lease: one writing computer at a time (exit 4 when another holds it).",
@@ -42,7 +42,7 @@ def acquire(
     json_out: JsonOption = False,
 ) -> None:
     """Take this computer's lease, or extend it (exit 4 while another device holds one)."""
-    from continuity import lease, writer
+    from continuity.store import lease, writer
 
     seconds = lease.parse_duration(ttl)
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
@@ -58,7 +58,7 @@ def release(
     json_out: JsonOption = False,
 ) -> None:
     """Give the lease back (exit 4 for another device's unexpired lease unless --force)."""
-    from continuity import writer
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     result = writer.release_lease(ctx, force)
@@ -71,7 +71,7 @@ def release(
 @lease_app.command()
 def status(json_out: JsonOption = False) -> None:
     """Print lock=none|held|foreign|stale as this computer sees the synchronized vault."""
-    from continuity import lease, writer
+    from continuity.store import lease, writer
 
     _conn, ctx = writer.connect(Path.cwd())
     current = lease.status(ctx.vault, ctx.device)

@@ -20,7 +20,7 @@ from continuity.cli.options import JsonOption, SessionOption
 from continuity.cli.output import emit, emit_json, report, warn
 
 if TYPE_CHECKING:
-    from continuity.writer import WriteContext
+    from continuity.store.writer import WriteContext
 
 note_app = typer.Typer(help="Propose memories as candidates for review.", no_args_is_help=True)
 
@@ -59,7 +59,7 @@ def interactive() -> bool:
 
 
 def _refuse_foreign(ctx: WriteContext) -> None:
-    from continuity import lease
+    from continuity.store import lease
 
     lease.refuse_if_foreign(lease.status(ctx.vault, ctx.device, ctx.now))
 
@@ -84,7 +84,8 @@ def note_new(
     json_out: JsonOption = False,
 ) -> None:
     """Write a candidate into 20-state/candidates/ for the person to review."""
-    from continuity import memory, writer
+    from continuity.memory import review as memory
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), session=session, on_wait=warn)
     body, name = writer.read_body(source, memory.NOTE_CAP_BYTES)
@@ -111,7 +112,8 @@ def approve(
     json_out: JsonOption = False,
 ) -> None:
     """Approve a candidate: write it into 30-memory/ with verification dates."""
-    from continuity import memory, writer
+    from continuity.memory import review as memory
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     found = memory.load_candidate(ctx.vault, note_id)
@@ -136,7 +138,8 @@ def supersede(
     json_out: JsonOption = False,
 ) -> None:
     """Mark OLD superseded by NEW and link both (history is kept, not rewritten)."""
-    from continuity import memory, writer
+    from continuity.memory import review as memory
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     result = memory.supersede(ctx, old_id, new_id)
@@ -148,7 +151,8 @@ def archive(
     json_out: JsonOption = False,
 ) -> None:
     """Move a note into 90-archive/ under its original relative path."""
-    from continuity import memory, writer
+    from continuity.memory import review as memory
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     result = memory.archive(ctx, note_id)
@@ -157,7 +161,8 @@ def archive(
 
 def revalidate(json_out: JsonOption = False) -> None:
     """List approved notes past their revalidate_by date (read-only)."""
-    from continuity import memory, writer
+    from continuity.memory import review as memory
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd())
     due, invalid = memory.revalidate(ctx.vault)
@@ -193,7 +198,9 @@ def edit(
     json_out: JsonOption = False,
 ) -> None:
     """Replace SOUL.md or PREFERENCES.md after review; the previous version goes to 90-archive/."""
-    from continuity import edits, limits, writer
+    from continuity import limits
+    from continuity.memory import edits
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     text = writer.read_input(source, limits.LIFECYCLE_TEXT_CAP_BYTES)

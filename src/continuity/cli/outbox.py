@@ -27,7 +27,7 @@ NowOpt = Annotated[
 
 
 def _now(value: str | None) -> datetime | None:
-    from continuity.outbox import parse_time
+    from continuity.outbox.folder import parse_time
 
     return parse_time(value) if value else None
 
@@ -51,8 +51,8 @@ def deliver(
     now: NowOpt = None,
 ) -> None:
     """Copy FILEs into a new package under output/ and print its absolute path and exact expiry."""
-    from continuity.outbox import format_time, require_repo
-    from continuity.outbox_package import deliver as run
+    from continuity.outbox.folder import format_time, require_repo
+    from continuity.outbox.package import deliver as run
 
     result = run(require_repo(Path.cwd()), files, name=name, now=_now(now))
     if as_json:
@@ -77,8 +77,8 @@ def inspect(
     as_json: JsonOption = False,
 ) -> None:
     """Show a package's recorded evidence and whether each file is still intact (exit 1 when not)."""
-    from continuity.outbox import format_time
-    from continuity.outbox_package import inspect as run, locate_package
+    from continuity.outbox.folder import format_time
+    from continuity.outbox.package import inspect as run, locate_package
 
     repo, name = locate_package(Path.cwd(), package)
     result = run(repo, name)
@@ -131,12 +131,12 @@ def sweep(
 ) -> None:
     """Delete expired packages; enroll other entries of output/ for deletion seven days after discovery."""
     if hook:
-        from continuity.outbox_sweeper import hook_sweep
+        from continuity.outbox.sweep import hook_sweep
 
         hook_sweep(Path.cwd())
         return
-    from continuity.outbox import format_time, require_repo
-    from continuity.outbox_sweeper import sweep as run
+    from continuity.outbox.folder import format_time, require_repo
+    from continuity.outbox.sweep import sweep as run
 
     result = run(require_repo(Path.cwd()), now=_now(now), dry_run=dry_run)
     if as_json:
@@ -182,8 +182,8 @@ def install_sweeper(
     now: NowOpt = None,
 ) -> None:
     """Activate an empty outbox and install an hourly sweep pinned to artifactctl.py's SHA-256."""
-    from continuity.outbox import require_repo
-    from continuity.outbox_sweeper import install_sweeper as run
+    from continuity.outbox.folder import require_repo
+    from continuity.outbox.sweep import install_sweeper as run
 
     result = run(require_repo(Path.cwd()), dry_run=dry_run, now=_now(now))
     if as_json:

@@ -27,6 +27,6 @@ def emit(text: str) -> None:
 
 def warn(text: str) -> None:
     """A line for stderr; warnings name files, so secret-like words in names are withheld."""
-    from continuity.secrets import redact
+    from continuity.gate.secrets import redact
 
     typer.echo(redact(text), err=True)

@@ -13,13 +13,13 @@ from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json, report
 
 if TYPE_CHECKING:
-    from continuity.journal import Entry
-    from continuity.journal_search import LogSearch
+    from continuity.recall.journal_search import LogSearch
+    from continuity.store.journal import Entry
 
 
 def _connected() -> tuple[Path, str, str]:
     """The connected vault, this device and this project (NotConnected, exit 3, when there is none)."""
-    from continuity import connection
+    from continuity.local import connection
 
     conn = connection.discover(Path.cwd())
     return connection.require_vault(conn), conn.device, conn.project
@@ -53,7 +53,7 @@ def recall(
     never cacheable); put a phrase in double quotes inside one argument: '"write path"'. A note
     matches when any term does; notes matching more and rarer terms come first.
     """
-    from continuity import recall as core
+    from continuity.recall import search as core
 
     root, device, project = _connected()
     found = core.recall(root, device, project, terms, audience=audience.value, limit=limit)
@@ -62,7 +62,7 @@ def recall(
 
 def _clean(value: str) -> str:
     """Journal text comes from other computers: no control characters or tag shapes reach the screen."""
-    from continuity.escape import escape_text
+    from continuity.brief.escape import escape_text
 
     return " ".join(escape_text(value).split()) or "-"
 
@@ -112,7 +112,7 @@ def log(
     QUERY is a literal, case-sensitive substring of a field value (device, op, id, path, sha256), or a
     regular expression written /REGEX/. Without QUERY the newest entries are listed.
     """
-    from continuity import journal_search
+    from continuity.recall import journal_search
 
     journal_search.compile_query(query)  # a bad expression is a usage error, before anything is read
     root, _device, _project = _connected()

@@ -11,7 +11,7 @@ from continuity.cli.options import Event, Format, Harness, JsonOption
 from continuity.cli.output import emit, emit_json
 
 if TYPE_CHECKING:
-    from continuity.render import Brief
+    from continuity.brief.render import Brief
 
 
 def init(
@@ -25,7 +25,7 @@ def init(
     json_out: JsonOption = False,
 ) -> None:
     """Connect this checkout to a vault on this computer (idempotent)."""
-    from continuity import onboard
+    from continuity.local import onboard
 
     result = onboard.init(Path.cwd(), vault, new=new, device=device, project=project, force=force)
     if json_out:
@@ -64,7 +64,7 @@ def render(
     ] = False,
 ) -> None:
     """Print the startup brief (exit 0 restored, 1 partial, 3 unavailable)."""
-    from continuity import build
+    from continuity.brief import build
 
     if explain:
         if fmt is Format.json:
@@ -79,8 +79,8 @@ def render(
 
 def explain(brief: Brief) -> str:
     """Each source with its bytes, digest, inclusion and reason; the brief's digest; the last deliveries."""
-    from continuity import receipts
-    from continuity.repo import find_repo_root
+    from continuity.hook import receipts
+    from continuity.local.repo import find_repo_root
 
     lines = [f"event {brief.event}, harness {brief.harness}: status {brief.status}"]
     for s in brief.sources:
@@ -109,7 +109,7 @@ def explain(brief: Brief) -> str:
 
 def explain_command(event: str, harness_name: str) -> None:
     """`lifecycle render --explain`: print the explanation and leave with render's exit code."""
-    from continuity import build, render
+    from continuity.brief import build, render
 
     brief = build.build_safely(Path.cwd(), event, harness_name)
     if brief is None:

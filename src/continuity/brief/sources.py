@@ -1,0 +1,286 @@
+"""The startup sources: gathered as raw bytes, then validated into what the brief may show.
+
+The two steps are apart on purpose. `gather` only reads (standard library, capped, no links, no other
+device's folder) and its result is what the startup cache is keyed on: when every gathered byte is
+the same as last time, the validated brief is too. `validate` parses frontmatter, checks labels and
+caps and runs the secret gate; it is the cold path and the only one that imports YAML or the scanner.
+
+A source with a secret, over its cap, with broken frontmatter, behind a link or with a mismatched
+label is left out whole and named in a notice (for secrets: line and detector, never the value).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from continuity import limits
+from continuity.brief.render import CEILING_ORDER, EVENT_SOURCES, SourceView
+from continuity.errors import NoteError
+from continuity.memory import handoff
+from continuity.vault import access, layout, notes
+
+HOT_TYPES = {"soul": "soul", "preferences": "preferences", "project": "project", "device": "device"}
+HOT_CAPS = {
+    "soul": limits.SOUL_CAP_BYTES,
+    "preferences": limits.PREFERENCES_CAP_BYTES,
+    "project": limits.PROJECT_CAP_BYTES,
+    "device": limits.DEVICE_CAP_BYTES,
+    "handoff": limits.HANDOFF_CAP_BYTES,
+}
+POLICY_FILES = (layout.INDEX, layout.MEMORY_POLICY)
+
+
+def hot_paths(project: str, device: str) -> dict[str, str]:
+    """Where each hot source but the handoff lives, relative to the vault."""
+    return {
+        "soul": layout.SOUL,
+        "preferences": layout.PREFERENCES,
+        "project": layout.project_profile(project),
+        "device": layout.device_profile(device),
+    }
+
+
+class Raw(NamedTuple):
+    name: str
+    rel: str
+    data: bytes | None
+    error: NoteError | None
+    size: int | None
+
+
+class Gathered(NamedTuple):
+    event: str
+    project: str
+    device: str
+    hot: tuple[Raw, ...]
+    handoffs: tuple[tuple[str, bytes | NoteError], ...]
+    policy: tuple[Raw, ...]
+
+
+def _size(root: Path, rel: str) -> int | None:
+    try:
+        return os.lstat(root / rel).st_size
+    except OSError:
+        return None
+
+
+def read_raw(root: Path, name: str, rel: str, cap: int) -> Raw:
+    try:
+        data = access.read_capped(root, rel, cap)
+    except NoteError as exc:
+        size = None if exc.reason in ("missing", "link") else _size(root, rel)
+        return Raw(name, rel, None, exc, size)
+    return Raw(name, rel, data, None, len(data))
+
+
+def gather(root: Path, project: str, device: str, event: str) -> Gathered:
+    paths = hot_paths(project, device)
+    hot = tuple(read_raw(root, n, paths[n], HOT_CAPS[n]) for n in EVENT_SOURCES[event] if n != "handoff")
+    policy = tuple(read_raw(root, rel, rel, limits.LIFECYCLE_TEXT_CAP_BYTES) for rel in POLICY_FILES)
+    return Gathered(event, project, device, hot, tuple(handoff.read_all(root)), policy)
+
+
+def secret_notice(label: str, text: str) -> str | None:
+    from continuity.gate.secrets import scan_text
+
+    findings = scan_text(text)
+    if not findings:
+        return None
+    shown = "; ".join(f.describe() for f in findings[:3])
+    more = f" and {len(findings) - 3} more" if len(findings) > 3 else ""
+    return (
+        f"{label} left out: secret-like content at {shown}{more}; "
+        "remove it or mark a false positive with 'pragma: allowlist secret'"
+    )
+
+
+def _secret_in_name(rel: str) -> tuple[str, str] | None:
+    """(the path with its file name withheld, why) when the file name holds secret-like content."""
+    from continuity.gate.secrets import withheld_name
+
+    found = withheld_name(rel)
+    if found is None:
+        return None
+    shown, first = found
+    return shown, f"its file name holds secret-like content ({first.detector}, fingerprint {first.fingerprint})"
+
+
+def _left_out(raw: Raw, reason: str, message: str, digest: str | None = None) -> SourceView:
+    path = None if reason == "missing" else raw.rel
+    return SourceView(raw.name, path, raw.size, digest, False, reason, None, message)
+
+
+def _validate_hot(raw: Raw, project: str, device: str) -> SourceView:
+    label = f"{raw.name} ({raw.rel})"
+    if raw.error is not None:
+        verb = "is missing" if raw.error.reason == "missing" else "left out"
+        return _left_out(raw, raw.error.reason, f"{label} {verb}: {raw.error}")
+    assert raw.data is not None
+    digest = hashlib.sha256(raw.data).hexdigest()
+    try:
+        note = notes.parse_note(raw.data, raw.rel)
+    except NoteError as exc:
+        return _left_out(raw, "invalid", f"{label} left out: {exc}", digest)
+    wanted = HOT_TYPES[raw.name]
+    if note.meta.get("type") != wanted:
+        return _left_out(raw, "invalid", f"{label} left out: frontmatter needs 'type: {wanted}'", digest)
+    found = secret_notice(label, note.text)
+    if found:
+        return _left_out(raw, "secret", found, digest)
+    if raw.name in ("project", "device"):
+        expected = project if raw.name == "project" else device
+        value = note.meta.get(raw.name)
+        if value != expected:
+            return _left_out(
+                raw,
+                "label_mismatch",
+                f"{label} left out: its '{raw.name}' is {str(value)[:64]!r}, expected {expected!r}",
+                digest,
+            )
+    return SourceView(raw.name, raw.rel, raw.size, digest, True, None, notes.compact_part(note.body))
+
+
+def _validate_handoff(gathered: Gathered) -> SourceView:
+    selection = handoff.select(list(gathered.handoffs), gathered.project)
+    chosen = selection.chosen
+    if chosen is None:
+        return SourceView("handoff", None, None, None, False, "missing")
+    raw = Raw("handoff", chosen.rel, chosen.data, None, chosen.size)
+    read_whole = chosen.size <= limits.LIFECYCLE_TEXT_CAP_BYTES
+    digest = hashlib.sha256(chosen.data).hexdigest() if read_whole else None
+    named = _secret_in_name(chosen.rel)
+    if named is not None:
+        # A handoff's file name is shown (the `path` attribute, notices, JSON), so it is gated too,
+        # and the name itself is withheld wherever this handoff is mentioned.
+        shown, why = named
+        return _left_out(
+            raw._replace(rel=shown),
+            "secret",
+            f"handoff ({shown}) left out: {why}; rename it; no older handoff is used in its place",
+            digest,
+        )
+    label = f"handoff ({chosen.rel})"
+    if chosen.size > limits.HANDOFF_CAP_BYTES:
+        return _left_out(
+            raw,
+            "too_large",
+            f"{label} left out: {chosen.size} bytes, over its cap of {limits.HANDOFF_CAP_BYTES}; "
+            "no older handoff is used in its place",
+            digest,  # known when it was read whole (under the 1 MiB lifecycle cap), else null
+        )
+    found = secret_notice(label, chosen.note.text)
+    if found:
+        return _left_out(raw, "secret", found + "; no older handoff is used in its place", digest)
+    return SourceView("handoff", chosen.rel, chosen.size, digest, True, None, handoff.brief_text(chosen))
+
+
+def policy_notices(gathered: Gathered) -> list[str]:
+    """INDEX.md and MEMORY_POLICY.md are validated (size, secrets) but never rendered."""
+    out: list[str] = []
+    for raw in gathered.policy:
+        if raw.error is not None:
+            if raw.error.reason != "missing":
+                out.append(f"{raw.rel} failed validation ({raw.error.reason}): {raw.error}")
+            continue
+        assert raw.data is not None
+        try:
+            text = notes.decode(raw.data, raw.rel)
+        except NoteError as exc:
+            out.append(f"{raw.rel} failed validation: {exc}")
+            continue
+        found = secret_notice(raw.rel, text)
+        if found:
+            out.append(found.replace(" left out:", " holds", 1))
+    return out
+
+
+class Memo:
+    """Earlier validation results by key, and the results this run used or made (the ones to keep)."""
+
+    def __init__(self, known: dict[str, Any] | None = None) -> None:
+        self.known = dict(known or {})
+        self.used: dict[str, Any] = {}
+
+    def recall(self, key: str) -> Any:
+        value = self.known.get(key)
+        if value is not None:
+            self.used[key] = value
+        return value
+
+    def keep(self, key: str, value: Any) -> None:
+        self.used[key] = value
+
+
+def _memo_key(*parts: object) -> str:
+    """The key of one validation: its kind and everything it reads (bytes by their digest)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else repr(part).encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _raw_part(raw: Raw) -> tuple[str, str, int | None, bytes | str]:
+    if raw.data is not None:
+        return raw.name, raw.rel, raw.size, hashlib.sha256(raw.data).digest()
+    return raw.name, raw.rel, raw.size, f"{raw.error and raw.error.reason}:{raw.error}"
+
+
+def _view(memo: Memo | None, key: str, make: Callable[[], SourceView]) -> SourceView:
+    """`make()`, or the view the memo kept under `key`; the memo keeps what was made."""
+    known = memo.recall(key) if memo is not None else None
+    if isinstance(known, dict):
+        try:
+            return SourceView(**known)
+        except TypeError:
+            pass
+    view = make()
+    if memo is not None:
+        memo.keep(key, view._asdict())
+    return view
+
+
+def validate(gathered: Gathered, memo: Memo | None = None) -> tuple[list[SourceView], list[str]]:
+    """(sources in the event's order, extra notices). Status and ceilings are render's business.
+
+    `memo` holds earlier results by a digest of what each one read: a source whose bytes, path,
+    project and device are the same as then is not parsed or scanned again (the startup cache keeps
+    the memo beside its record, for code of the same digest). Every result made here is added to it.
+    """
+    views: dict[str, SourceView] = {}
+    project, device = gathered.project, gathered.device
+    for raw in gathered.hot:
+        key = _memo_key("hot", project, device, *_raw_part(raw))
+        views[raw.name] = _view(memo, key, partial(_validate_hot, raw, project, device))
+    listing = sorted(
+        (rel, hashlib.sha256(data).digest() if isinstance(data, bytes) else str(data))
+        for rel, data in gathered.handoffs
+    )
+    key = _memo_key("handoff", project, *listing)
+    views["handoff"] = _view(memo, key, partial(_validate_handoff, gathered))
+    # The total cap is checked on the raw sizes of the selected files, leaving out in ceiling order.
+    for name in CEILING_ORDER[gathered.event]:
+        total = sum(v.size or 0 for v in views.values() if v.included)
+        if total <= limits.STARTUP_TOTAL_CAP_BYTES:
+            break
+        view = views[name]
+        if view.included:
+            views[name] = view._replace(
+                included=False,
+                reason="too_large",
+                text=None,
+                notice=f"{name} ({view.path}) left out: the startup sources together pass "
+                f"{limits.STARTUP_TOTAL_CAP_BYTES} bytes",
+            )
+    ordered = [views[name] for name in EVENT_SOURCES[gathered.event]]
+    key = _memo_key("policy", *(part for raw in gathered.policy for part in _raw_part(raw)))
+    known = memo.recall(key) if memo is not None else None
+    notices = [str(n) for n in known] if isinstance(known, list) else policy_notices(gathered)
+    if memo is not None:
+        memo.keep(key, notices)
+    return ordered, list(notices)

@@ -1,0 +1,275 @@
+"""The secret gate: one scanner for every reader of the vault (brief, doctor, handoffs, notes, recall).
+
+Private notes are where people paste credentials, so every source is scanned before anything of it is
+shown. A finding names the line, a stable detector id and a short fingerprint (a SHA-256 prefix of the
+value), never the value itself, so a notice, a log line or an exception can never leak what it found.
+
+Detectors: token formats with their prefixes (`secret_rules`); private key blocks, service-account
+JSON, credentials in URLs and `curl -u`, `Authorization` headers, Kubernetes Secrets, session
+cookies and Sentry DSNs (`secret_structures`); secret-named assignments in ENV, YAML, JSON, TOML
+and code (`secret_assignments`); passwords in sentences and shapes near a service's name such as
+AWS, Twilio, Mailgun (`secret_context`); values that a label names without an operator, on the line
+below it or in a table column (`secret_labels`); private key bodies without their armour and
+payment card numbers, which prove what they are by their own structure (`secret_values`); and
+detect-secrets for the few formats it knows that we do not (here, behind one adapter). All of them
+read one `secret_doc.Doc`; this module runs them and turns what they return into findings.
+
+Cost matters because this runs on the session-start hook's cold path, where a clean prose note is the
+common case. Every detector is gated by literal substrings (C-speed `in`) before any expression runs;
+expressions are compiled on first use, written with literal anchors and bounded repetition (a 1 MiB
+line or 100,000 short lines scan in bounded time), and case-blind ones run on the lower-cased text
+instead of using IGNORECASE, which compiles several times slower. detect-secrets (a few hundred
+milliseconds to import) is imported only for a line shaped like a key that only its plugins know.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from continuity.gate import (
+    assignments as secret_assignments,
+    context as secret_context,
+    labels as secret_labels,
+    rules,
+    structures as secret_structures,
+    values as secret_values,
+)
+from continuity.gate.doc import Candidate, Doc, rx
+
+ALLOWLIST_PRAGMA = "pragma: allowlist secret"
+SCAN_ERROR = "scan-error"
+# Fingerprints of values that vendors and standards publish in their documentation (the jwt.io
+# sample token, Stripe's and GitHub's documented example keys, RFC 6749's client credentials, the
+# Azure storage emulator's key):
+# examples, not leaks. Kept as fingerprints so that this file holds no token-shaped text. AWS's
+# documentation keys are caught by their EXAMPLE suffix.
+KNOWN_EXAMPLES = frozenset(
+    {
+        "7f75367e7881",  # jwt.io's sample token
+        "2cafc0970149",  # Stripe's documented test key
+        "f2d6ca165150",  # Stripe's older documented test key
+        "3543c50b0cb9",  # GitHub's documented token example (ghp_)
+        "bc3ae723f57c",  # the same example as an OAuth token (gho_)
+        "ca7459e2b267",  # RFC 6749's client credentials in a Basic header
+        "0011cc25eb43",  # the Azure storage emulator's published account key
+        "900e6c2bf8ce",  # the same, as matched with its AccountKey= prefix
+    }
+)
+
+
+class Finding(NamedTuple):
+    """Where a secret-like value sits and what recognised it; the value itself is never kept."""
+
+    line: int
+    detector: str
+    fingerprint: str
+
+    def describe(self) -> str:
+        return f"line {self.line}: {self.detector} (fingerprint {self.fingerprint})"
+
+
+def fingerprint(value: str) -> str:
+    """First 12 hex digits of SHA-256: enough to tell findings apart, useless for recovering the value."""
+    import hashlib
+
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def scan_text(text: str) -> list[Finding]:
+    """Every secret-like value in `text`, sorted, at most one finding per (line, detector).
+
+    Never raises: a detector that fails on some input yields a `scan-error` finding on line 1, so the
+    source is left out (fail closed) instead of being shown unscanned.
+    """
+    findings = _scan(text)
+    shown = as_shown(text)
+    if shown != text:
+        seen = {(f.line, f.detector) for f in findings}
+        findings = sorted(findings + [f for f in _scan(shown) if (f.line, f.detector) not in seen])
+    return findings
+
+
+WITHHELD = "(withheld: secret-like content)"
+
+
+def withheld_name(rel: str) -> tuple[str, Finding] | None:
+    """(the path with its file name withheld, the finding) when a vault file's name looks like a secret.
+
+    File names are shown where bodies are not (paths in the brief, listings, JSON), so a token pasted
+    into a handoff's name must be kept out of them as well.
+    """
+    findings = scan_text(rel)
+    if not findings:
+        return None
+    return f"{rel.rsplit('/', 1)[0]}/(file name withheld)", findings[0]
+
+
+def redact(message: str) -> str:
+    """A one-line message that names files, with every secret-like word withheld.
+
+    For the tool's own messages (doctor's checks, warnings), which quote file names and never note
+    bodies: a name a person pasted a token into must not carry it to the terminal or a JSON report.
+    """
+    if not scan_text(message):
+        return message
+    words = [WITHHELD if scan_text(word.strip(",;:()[]'\"")) else word for word in message.split(" ")]
+    shown = " ".join(words)
+    return shown if not scan_text(shown) else "(details withheld: they would show secret-like text)"
+
+
+def shown_value(value: str) -> str:
+    """A short metadata value (a title, a session id) as it may be shown: withheld when secret-like."""
+    return WITHHELD if scan_text(value) else value
+
+
+def as_shown(text: str) -> str:
+    """The text as a reader of the brief gets it back: NFKC-folded, hidden characters dropped.
+
+    The brief is NFKC-normalized and shows hidden characters as `[U+XXXX]` markers, so a token
+    written in fullwidth or mathematical letters (`𝐬𝐤_𝐥𝐢𝐯𝐞_…`) comes out as plain ASCII, and one
+    split by a zero-width space or a soft hyphen is trivially rejoined. Both are scanned as well.
+    Newlines are kept (NFKC never makes or removes one), so line numbers stay those of the file.
+    """
+    if text.isascii() and all(line.isprintable() for line in text.split("\n")):
+        return text
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(
+        ch
+        for ch in folded
+        if ch in "\n\t" or not (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f")
+    )
+
+
+def _scan(text: str) -> list[Finding]:
+    doc = Doc(text)
+    found: list[Candidate] = []
+    for finder in _FINDERS:
+        try:
+            found.extend(finder(doc))
+        except Exception:
+            found.append((0, SCAN_ERROR, f"{SCAN_ERROR}:{finder.__name__}"))
+    return _findings(doc, found)
+
+
+def _findings(doc: Doc, found: list[Candidate]) -> list[Finding]:
+    if not found:
+        return []
+    allowed = _allowlisted_lines(doc)
+    seen: dict[tuple[int, str], Finding] = {}
+    for offset, detector, value in sorted(found):
+        line = doc.line_of(offset)
+        # A pragma allowlists its own line: a value spanning lines (a key block) needs it on each of them.
+        spanned = range(line, line + value.count("\n") + 1)
+        if detector != SCAN_ERROR and all(number in allowed for number in spanned):
+            continue
+        key = (line, detector)
+        if key not in seen:
+            mark = fingerprint(value)
+            if mark not in KNOWN_EXAMPLES:
+                seen[key] = Finding(line, detector, mark)
+    return sorted(seen.values())
+
+
+def _allowlisted_lines(doc: Doc) -> frozenset[int]:
+    if "allowlist" not in doc.lowered:
+        return frozenset()
+    return frozenset(number for number, line in enumerate(doc.lines, start=1) if ALLOWLIST_PRAGMA in line.lower())
+
+
+# --- detect-secrets, behind one adapter -------------------------------------------------------------
+
+# Plugins whose formats the project's own rules do not cover; everything else is ours, so the heavy
+# import is paid only for the rare line that names one of these services.
+DETECT_SECRETS_PLUGINS = (
+    "ArtifactoryDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "SoftlayerDetector",
+)
+_DS_DETECTORS = {
+    "Artifactory Credentials": "artifactory-token",
+    "Cloudant Credentials": "cloudant-credentials",
+    "Discord Bot Token": "discord-bot-token",
+    "IBM Cloud IAM Key": "ibm-cloud-iam-key",
+    "IBM COS HMAC Credentials": "ibm-cos-hmac-key",
+    "SoftLayer Credentials": "softlayer-api-key",
+}
+# Shapes of what the adapter's plugins look for, slightly wider than theirs: the whole note is
+# searched for them (C speed), and only lines with a match go to detect-secrets.
+_DS_SHAPES = (
+    r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27}",  # Discord bot token
+    r"AKC[A-Za-z0-9]{10}|AP[0-9A-F][A-Za-z0-9]{8}",  # Artifactory
+)
+# IBM Cloud, IBM COS, SoftLayer and Cloudant keys follow a name that says so.
+_DS_NAMES = ("ibm", "softlayer", "cloudant", "hmac")
+
+
+def _detect_secrets_candidates(doc: Doc) -> list[Candidate]:
+    text = doc.text
+    wanted: set[int] = set()
+    for shape in _DS_SHAPES:
+        wanted.update(doc.line_of(m.start()) for m in rx(shape).finditer(text))
+    if any(name in doc.lowered for name in _DS_NAMES):
+        long_run = rx(r"[A-Za-z0-9_\-]{24}")
+        for number, line in enumerate(doc.lines, start=1):
+            lowered = line.lower()
+            if (
+                any(name in lowered for name in _DS_NAMES)
+                and any(word in lowered for word in ("key", "pwd", "pass", "token"))
+                and long_run.search(line)
+            ):
+                wanted.add(number)
+    if not wanted:
+        return []
+    lines = [(number, doc.lines[number - 1].rstrip("\r")) for number in sorted(wanted)]
+    return [(doc.starts[number - 1], detector, value) for number, detector, value in detect_secrets_scan(lines)]
+
+
+def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    """Run detect-secrets' line plugins on in-memory lines: (line number, detector id, value).
+
+    Uses `detect_secrets.core.scan._process_line_based_plugins`, the private loop behind `scan_file`
+    (pinned to detect-secrets 1.5.0; tests exercise it), inside `transient_settings` so the process-wide
+    settings are restored afterwards. Its heuristic filters are off: they drop real secrets, and the
+    project's own placeholder checks run on our rules instead. Each line is scanned alone, so a
+    plugin's context is that line. Not thread-safe: detect-secrets' settings are process-wide.
+    """
+    if not lines:
+        return []
+    from detect_secrets.core.scan import _process_line_based_plugins
+    from detect_secrets.settings import transient_settings
+
+    config = {
+        "plugins_used": [{"name": name} for name in DETECT_SECRETS_PLUGINS],
+        "filters_used": [],
+    }
+    out: list[tuple[int, str, str]] = []
+    with transient_settings(config):
+        for number, line in lines:
+            for secret in _process_line_based_plugins(lines=[(1, line)], filename="note.md"):
+                value = secret.secret_value or ""
+                detector = _DS_DETECTORS.get(secret.type, "detect-secrets")
+                out.append((number, detector, value))
+    return out
+
+
+# --- the detectors, in the order they run --------------------------------------------------------------
+
+
+def _tokens(doc: Doc) -> list[Candidate]:
+    return rules.token_candidates(doc.text, doc.runs)
+
+
+_FINDERS = (
+    _tokens,
+    *secret_structures.FINDERS,
+    *secret_assignments.FINDERS,
+    *secret_context.FINDERS,
+    *secret_labels.FINDERS,
+    *secret_values.FINDERS,
+    _detect_secrets_candidates,
+)

@@ -1,0 +1,358 @@
+"""`lifecycle doctor`: is startup restoration ready on this computer, and if not, what to do about it.
+
+Doctor runs the very same gathering, validation and rendering as the startup brief (`sources.gather`,
+`sources.validate`, `render.render`), so the two can never disagree about a source; it only adds what
+a session start has no room for: a per-source verdict, the rendered sizes against every ceiling, the
+handoff set, the lease, and the bounded metadata scan of `scan.py`. The checks are read-only: no lease,
+no lock, no cache, nothing written anywhere. Only `fix` (`doctor --fix`) writes, as an ordinary vault
+write (local lock, lease check, journal).
+
+Each check is an id, a level and one line that says what to do (`doctor_report`). Errors:
+whatever leaves a hot source out (missing except the handoff, invalid, too large, secret, link, label
+mismatch, the rendered ceiling), a secret or cap breach in INDEX.md or MEMORY_POLICY.md, no connection
+or an unreachable vault, a check that failed to run. Warnings: budget findings, conflict copies,
+several current handoffs, invalid handoffs, the token target exceeded, stale or foreign leases,
+unusable lease files, leftover temporary files, links, an incomplete scan. A list of files names
+`MAX_NAMED` of them and counts the rest. Secrets are named by line and detector, never by value;
+vault names are shown with control characters escaped so a crafted file name cannot drive the terminal.
+
+Checks that belong to other modules (the hook pin, the last hook delivery) plug in through
+`PROVIDERS`: each provider gets the resolved context and returns its checks. A provider that raises
+instead is an error (`provider.<name>`, with the exception's first line): a check that did not run
+cannot vouch for anything, and a stale pin, the hook pin check's subject, stops the hook. Under
+CONTINUITY_DEBUG=1 the report also carries the traceback, which the CLI prints on stderr.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from continuity import limits
+from continuity.brief import render, sources
+from continuity.errors import ContinuityError, NotConnected, NoteError
+from continuity.health import scan
+from continuity.health.report import Check, Report, check
+from continuity.local import connection
+from continuity.local.connection import Connection
+from continuity.local.repo import find_repo_root
+
+# Environment variables doctor (and what it calls) reads; `resolved.environment` shows their values.
+ENV_READ = (
+    connection.ENV_CONNECTION,
+    "HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "CONTINUITY_NO_CACHE",
+    "CONTINUITY_DEBUG",
+)
+MAX_NAMED = 10  # names listed in one check's message before "and N more"
+MAX_CRASH_CHARS = 200  # of a crashed check's exception message (its first line) in the check's message
+_FOUND_VIA = {
+    "env": f"via {connection.ENV_CONNECTION}",
+    "checkout": "in this checkout",
+    "worktree": "in a sibling worktree",
+}
+_MISSING_HINT = {
+    "soul": "restore it from your sync history or copy vault-template/00-system/SOUL.md",
+    "preferences": "restore it from your sync history or copy vault-template/00-system/PREFERENCES.md",
+    "project": "run 'lifecycle init' in this checkout to create it",
+    "device": "run 'lifecycle init' in this checkout to create it",
+}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check provider may look at: everything doctor resolved, nothing it has to re-discover."""
+
+    cwd: Path
+    environ: Mapping[str, str]
+    conn: Connection
+    root: Path
+    now: dt.datetime | None
+
+
+Provider = Callable[[Context], list[Check]]
+# Checks owned by other modules register here (for example the hook pin and the last hook delivery).
+PROVIDERS: list[Provider] = []
+
+
+@dataclass
+class _Run:
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, ident: str, level: str, message: str) -> None:
+        self.checks.append(check(ident, level, message))
+
+
+def _names(items: list[str]) -> str:
+    shown = ", ".join(items[:MAX_NAMED])
+    more = len(items) - MAX_NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _described(invalid: list[tuple[str, str]]) -> str:
+    """Unusable files as "path: why", `MAX_NAMED` of them, then "and N more"."""
+    described = [message if rel in message else f"{rel}: {message}" for rel, message in invalid]
+    more = len(described) - MAX_NAMED
+    return "; ".join(described[:MAX_NAMED]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _crashed(name: str, exc: Exception, debug: bool) -> str:
+    """The message of a check whose provider raised: what, why, and what to do."""
+    lines = str(exc).strip().splitlines()
+    reason = lines[0] if lines else ""
+    if len(reason) > MAX_CRASH_CHARS:
+        reason = reason[:MAX_CRASH_CHARS] + " …"
+    what = f"{type(exc).__name__}: {reason}" if reason else type(exc).__name__
+    where = "the traceback is on stderr" if debug else "rerun with CONTINUITY_DEBUG=1 to see where it failed"
+    return (
+        f"the {name.lstrip('_')} check failed to run ({what}), so doctor cannot say whether it passes; "
+        f"{where}, fix the cause or report it"
+    )
+
+
+def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[str, Any]:
+    """The paths and environment variables doctor read, for the person to compare with what they meant."""
+    from continuity.local import userdirs
+
+    repo = conn.repo if conn is not None else find_repo_root(cwd)
+    return {
+        "cwd": str(cwd),
+        "repo": str(repo) if repo else None,
+        "connection": str(conn.file) if conn else None,
+        "found_via": conn.found_via if conn else None,
+        "vault": str(conn.vault) if conn else None,
+        "device": conn.device if conn else None,
+        "project": conn.project if conn else None,
+        "python": conn.python if conn else None,
+        "startup_cache": os.path.join(userdirs.cache_dir(), "startup"),
+        "environment": {name: env.get(name) for name in ENV_READ},
+    }
+
+
+def run(cwd: Path, environ: Mapping[str, str] | None = None, now: dt.datetime | None = None) -> Report:
+    """Every check, in a stable order; never writes anything."""
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    out = _Run()
+    try:
+        conn = connection.discover(cwd, dict(env))
+    except NotConnected as exc:
+        out.add("connection", "error", str(exc))
+        return Report(tuple(out.checks), resolve(cwd, env, None), connected=False)
+    where = _FOUND_VIA.get(conn.found_via, conn.found_via)
+    out.add(
+        "connection",
+        "ok",
+        f"found {where}: {conn.file}; device {conn.device!r} and project {conn.project!r} are valid ids",
+    )
+    resolved = resolve(cwd, env, conn)
+    try:
+        root = connection.require_vault(conn)
+    except NotConnected as exc:
+        out.add("vault", "error", str(exc))
+        return Report(tuple(out.checks), resolved, connected=False)
+    out.add("vault", "ok", f"{root} is reachable")
+
+    result = scan.scan(root, conn.project, conn.device)
+    gathered = sources.gather(root, conn.project, conn.device, render.SESSION_START)
+    views, policy_notices = sources.validate(gathered)
+    _source_checks(out, views, conn)
+    _policy_checks(out, gathered)
+    extra = [*policy_notices, *scan.notices(result)]
+    _brief_check(out, render.SESSION_START, views, extra)
+    sub_views, sub_notices = sources.validate(sources.gather(root, conn.project, conn.device, render.SUBAGENT_START))
+    _brief_check(out, render.SUBAGENT_START, sub_views, [*sub_notices, *scan.notices(result)])
+    _handoff_checks(out, gathered, conn.project)
+    _lease_checks(out, root, conn.device, now)
+    for ident, level, message in scan.verdicts(result):
+        out.add(ident, level, message)
+    context = Context(cwd, env, conn, root, now)
+    debug = env.get("CONTINUITY_DEBUG") == "1"
+    tracebacks: list[str] = []
+    for provider in PROVIDERS:
+        try:
+            out.checks.extend(provider(context))
+        except Exception as exc:  # a broken provider is one error, not a crashed doctor
+            name = getattr(provider, "__name__", "provider")
+            out.add(f"provider.{name}", "error", _crashed(name, exc, debug))
+            if debug:
+                import traceback
+
+                tracebacks.append(traceback.format_exc())
+    return Report(tuple(out.checks), resolved, connected=True, scan=result, tracebacks=tuple(tracebacks))
+
+
+def _source_checks(out: _Run, views: list[render.SourceView], conn: Connection) -> None:
+    paths = sources.hot_paths(conn.project, conn.device)
+    for view in views:
+        ident = f"source.{view.name}"
+        cap = sources.HOT_CAPS[view.name]
+        if view.included:
+            out.add(ident, "ok", f"{view.path}: valid, {view.size or 0:,} bytes (cap {cap:,}), no secrets")
+        elif view.name == "handoff" and view.reason == "missing":
+            out.add(ident, "ok", f"no current handoff for project {conn.project!r} (nothing to resume)")
+        elif view.reason == "missing":
+            out.add(ident, "error", f"{paths[view.name]} is missing; {_MISSING_HINT[view.name]}")
+        else:
+            out.add(ident, "error", view.notice or f"{view.path} is left out ({view.reason})")
+
+
+def _policy_checks(out: _Run, gathered: sources.Gathered) -> None:
+    from continuity.vault import notes
+
+    for raw in gathered.policy:
+        ident = "policy." + raw.rel.rpartition("/")[2].removesuffix(".md").lower()
+        if raw.error is not None and raw.error.reason == "missing":
+            out.add(ident, "warn", f"{raw.rel} is missing; copy it from vault-template/{raw.rel}")
+            continue
+        found = sources.policy_notices(gathered._replace(policy=(raw,)))
+        if found:
+            out.add(ident, "error", "; ".join(found))
+            continue
+        assert raw.data is not None
+        try:
+            notes.parse_note(raw.data, raw.rel, require_frontmatter=False)
+        except NoteError as exc:
+            out.add(ident, "warn", f"{exc}; fix the frontmatter block")
+            continue
+        out.add(ident, "ok", f"{raw.rel}: {raw.size or 0:,} bytes, no secrets (checked, never in the brief)")
+
+
+def _brief_check(out: _Run, event: str, views: list[render.SourceView], extra: list[str]) -> None:
+    briefs = {harness: render.render(event, harness, views, extra) for harness in render.HARNESSES}
+    codex = briefs["codex"]
+    codex_limit = (
+        limits.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
+        if event == render.SESSION_START
+        else limits.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS
+    )
+    message = (
+        f"{codex.bytes:,} bytes of {codex.ceiling_bytes:,}, {codex.chars:,} characters, about "
+        f"{codex.tokens_estimate:,} tokens (target {limits.BRIEF_TARGET_TOKENS:,}; Codex limit "
+        f"{codex_limit:,} tokens, Claude Code limit {limits.CLAUDE_CONTEXT_LIMIT_CHARS:,} characters); "
+        f"status {codex.status}"
+    )
+    cut = [f"{s.name} ({harness})" for harness, brief in briefs.items() for s in brief.sources if s.reason == "ceiling"]
+    if cut:
+        out.add(
+            f"brief.{event}",
+            "error",
+            f"{message}; left out to fit the ceiling: {', '.join(cut)}; shorten their ## Brief sections",
+        )
+    elif codex.tokens_estimate > limits.BRIEF_TARGET_TOKENS or codex.tokens_estimate > codex_limit:
+        out.add(
+            f"brief.{event}",
+            "warn",
+            f"{message}; above the target: shorten the ## Brief sections (ceilings are limits, not quotas)",
+        )
+    else:
+        out.add(f"brief.{event}", "ok", message)
+
+
+def _handoff_checks(out: _Run, gathered: sources.Gathered, project: str) -> None:
+    from continuity.memory import handoff
+
+    selection = handoff.select(list(gathered.handoffs), project)
+    current = selection.current
+    if len(current) > 1:
+        assert selection.chosen is not None
+        out.add(
+            "handoffs",
+            "warn",
+            f"{len(current)} current handoffs for project {project!r}: {_names([h.rel for h in current])}; "
+            f"only the newest ({selection.chosen.rel}) is loaded: mark the others superseded",
+        )
+    elif current:
+        out.add("handoffs", "ok", f"one current handoff for project {project!r}: {current[0].rel}")
+    else:
+        out.add("handoffs", "ok", f"no current handoff for project {project!r}")
+    if selection.invalid:
+        count = len(selection.invalid)
+        out.add("handoffs.invalid", "warn", f"{count} handoff(s) cannot be loaded: {_described(selection.invalid)}")
+
+
+def _lease_checks(out: _Run, root: Path, device: str, now: dt.datetime | None) -> None:
+    from continuity.store import lease
+
+    try:
+        status = lease.status(root, device, now)
+    except ContinuityError as exc:
+        out.add("lease", "warn", str(exc))
+        return
+    line = status.line()
+    if status.state == "none":
+        out.add("lease", "ok", f"{line}: no writer lease is visible from this computer")
+    elif status.state == "held":
+        out.add("lease", "ok", f"{line}: this device holds the writer lease")
+    elif status.state == "foreign":
+        out.add("lease", "warn", f"{line}: writes from this computer refuse until it expires or is released")
+    else:
+        out.add(
+            "lease",
+            "warn",
+            f"{line}: an expired lease is left behind; 'lifecycle lease acquire' takes over, "
+            "'lifecycle lease release --force' removes it",
+        )
+    if status.invalid:
+        count = len(status.invalid)
+        out.add("lease.invalid", "warn", f"{count} unusable lease file(s): {_described(status.invalid)}")
+
+
+def _hook_pin(ctx: Context) -> list[Check]:
+    """A stale pin makes the startup hook refuse to run, so restoration is not ready: an error."""
+    from continuity.trust import pin
+
+    ok, message = pin.check_for(ctx.cwd)
+    return [check("hook.pin", "ok" if ok else "error", message)]
+
+
+def _deliveries(ctx: Context) -> list[Check]:
+    """Proof of delivery: what the hook last gave each harness, to compare with `render --explain`."""
+    from continuity.hook import receipts
+
+    found = receipts.last_deliveries(ctx.conn.repo)
+    if not found:
+        return [check("hook.delivery", "ok", "no hook delivery recorded for this checkout on this computer yet")]
+    return [
+        check(
+            f"hook.delivery.{item['harness']}.{item['event']}",
+            "ok",
+            f"last {item['harness']} {item['event']} at {item['time']}: {item['status']}, {item['bytes']} bytes, "
+            f"sha256 {str(item['sha256'])[:12]}",
+        )
+        for item in found
+    ]
+
+
+def _hook_scopes(ctx: Context) -> list[Check]:
+    """Our handlers at both user and project scope of one harness: every brief and Stop comes twice."""
+    from continuity.trust import harness
+
+    repo = ctx.conn.repo or find_repo_root(ctx.cwd)
+    found = []
+    for name in harness.HARNESSES:
+        places = harness.registrations(name, repo)
+        if len(places) > 1:
+            files = " and ".join(str(path) for path in places.values())
+            found.append(
+                check(
+                    f"hooks.scopes.{name}",
+                    "warn",
+                    f"{name} runs continuity's handlers from both {files}: the model gets the brief twice and Stop "
+                    "runs twice; remove them from one file (project scope in a continuity checkout, user scope "
+                    "everywhere else)",
+                )
+            )
+        else:
+            where = next(iter(places.values()), None)
+            message = f"registered in {where}" if where else "not registered (lifecycle hooks install)"
+            found.append(check(f"hooks.scopes.{name}", "ok", f"{name} handlers: {message}"))
+    return found
+
+
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes])

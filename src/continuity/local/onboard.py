@@ -1,0 +1,193 @@
+"""`lifecycle init`: connect a checkout to a vault on this computer, creating the vault if asked.
+
+Idempotent by design: running it again with the same answers changes nothing, and the device id of an
+existing connection is kept unless another is asked for, because a new random id on every run would
+orphan this computer's device profile, journal and lease. Pointing an existing connection at another
+vault, device or project needs `--force`. Profiles are created from templates only when missing;
+an existing note is never overwritten.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from continuity import ids, limits
+from continuity.errors import InputRejected, NotConnected
+from continuity.local import connection
+from continuity.local.repo import find_repo_root
+from continuity.store import atomic
+from continuity.vault import layout, notes
+
+CHECKOUT = Path(__file__).resolve().parents[3]
+
+
+PACKAGED = {"templates": "_templates", "vault-template": "_vault_template"}
+
+
+def resource_dir(name: str) -> Path:
+    """`templates/` or `vault-template/`: the checkout's own, else the copy installed in the package."""
+    for folder in (CHECKOUT / name, Path(__file__).resolve().parents[1] / PACKAGED[name]):
+        if folder.is_dir():
+            return folder
+    raise NotConnected(f"cannot find {name}/ beside or inside the package; reinstall continuity")
+
+
+@dataclass
+class InitResult:
+    connection_file: Path
+    vault: Path
+    device: str
+    project: str
+    created_vault: bool = False
+    created: list[str] = field(default_factory=list)
+    changed_connection: bool = False
+    exclude_added: bool = False
+
+
+def default_device() -> str:
+    import secrets as random_source
+
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    suffix = "".join(random_source.choice(alphabet) for _ in range(limits.DEVICE_SUFFIX_CHARS))
+    base = ids.make_id(socket.gethostname().split(".")[0], "device")
+    return f"{base[: limits.ID_MAX_CHARS - limits.DEVICE_SUFFIX_CHARS - 1].strip('-')}-{suffix}"
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        template = template.replace("{{" + key + "}}", value)
+    return template
+
+
+def copy_template(source: Path, target: Path) -> None:
+    """Copy the vault skeleton: folders and notes, never links, never the `.keep` placeholders."""
+    for folder, dirs, files in os.walk(source):
+        rel = Path(folder).relative_to(source)
+        (target / rel).mkdir(parents=True, exist_ok=True, mode=0o700)
+        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
+        for name in files:
+            path = Path(folder) / name
+            if name == ".keep" or path.is_symlink():
+                continue
+            atomic.write_bytes(target / rel / name, path.read_bytes())
+
+
+def _check_new_target(path: Path) -> None:
+    if path.is_symlink():
+        raise InputRejected(f"{path} is a symbolic link; give the real folder for a new vault")
+    if path.exists():
+        if not path.is_dir():
+            raise InputRejected(f"{path} exists and is not a folder")
+        if any(path.iterdir()):
+            raise InputRejected(f"{path} is not empty; --new creates a vault only in an absent or empty folder")
+
+
+def _check_placement(repo: Path, root: Path) -> None:
+    """Private memory must never be committed: refuse a vault inside the checkout or a tracked connection."""
+    real_repo, real_root = repo.resolve(), Path(os.path.realpath(root))
+    if real_root == real_repo or real_repo in real_root.parents:
+        raise InputRejected(
+            f"the vault {root} would sit inside this git checkout, where it could be committed; "
+            "choose a folder outside the repository"
+        )
+    tracked = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", "--error-unmatch", connection.CONNECTION_FILE],
+        capture_output=True,
+        timeout=10,
+        check=False,
+    )
+    if tracked.returncode == 0:
+        raise InputRejected(
+            f"{connection.CONNECTION_FILE} is tracked by git; run 'git rm --cached {connection.CONNECTION_FILE}' "
+            "and commit, then run init again"
+        )
+
+
+def _create_note(root: Path, rel: str, text: str, result: InitResult) -> None:
+    target = root / rel
+    if os.path.lexists(target):
+        return
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        atomic.write_text(target, text, exclusive=True)
+    except FileExistsError:
+        return
+    result.created.append(rel)
+
+
+def init(
+    cwd: Path,
+    vault_path: Path,
+    *,
+    new: bool = False,
+    device: str | None = None,
+    project: str | None = None,
+    force: bool = False,
+    now: dt.datetime | None = None,
+) -> InitResult:
+    repo = find_repo_root(cwd)
+    if repo is None:
+        raise NotConnected(f"{cwd} is not inside a git checkout; run init in the repository to connect")
+    for kind, value in (("device", device), ("project", project)):
+        if value is not None and not ids.is_valid_id(value):
+            raise InputRejected(f"invalid {kind} id {value!r}: use ^[a-z0-9][a-z0-9-]{{0,62}}$")
+    root = Path(os.path.abspath(os.path.expanduser(str(vault_path))))
+    file = repo / connection.CONNECTION_FILE
+    existing: connection.Connection | None = None
+    if os.path.lexists(file):
+        try:
+            existing = connection.load_connection(file, "checkout", repo)
+        except NotConnected:
+            if not force:
+                raise InputRejected(f"{file} exists but is invalid; rerun with --force to replace it") from None
+    device = device or (existing.device if existing else default_device())
+    project = project or (existing.project if existing else ids.make_id(repo.name, "project"))
+    if existing and not force and (existing.vault, existing.device, existing.project) != (root, device, project):
+        raise InputRejected(
+            f"this checkout is already connected (vault {existing.vault}, device {existing.device}, "
+            f"project {existing.project}); rerun with --force to change it"
+        )
+    _check_placement(repo, root)
+    result = InitResult(file, root, device, project)
+    if new:
+        _check_new_target(root)
+        copy_template(resource_dir("vault-template"), root)
+        result.created_vault = True
+    elif not root.is_dir():
+        if os.path.lexists(root):
+            raise InputRejected(f"{root} is not a folder; give the vault's folder")
+        raise NotConnected(f"the vault {root} does not exist; add --new to create it there")
+    elif not (root / layout.SYSTEM).is_dir():
+        # A mistyped path must not be turned into half a vault: a vault has its 00-system/ folder.
+        raise InputRejected(
+            f"{root} is not a vault (it has no {layout.SYSTEM}/); use --new to create one in an empty folder"
+        )
+    for rel in (*layout.ALL_DIRS, layout.device_dir(device) + "/notes", f"{layout.PROJECTS}/{project}"):
+        folder = root / rel
+        if folder.is_symlink():
+            raise InputRejected(f"{rel} in the vault is a symbolic link; links are never followed")
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    moment = notes.format_utc(now or dt.datetime.now(dt.timezone.utc))
+    values = {"device": device, "project": project, "created": moment, "host": socket.gethostname()}
+    templates = resource_dir("templates")
+    device_text = fill((templates / "device.md").read_text("utf-8"), values)
+    _create_note(root, layout.device_profile(device), device_text, result)
+    _create_note(
+        root, layout.project_profile(project), fill((templates / "project.md").read_text("utf-8"), values), result
+    )
+    text = connection.render_connection(root, device, project, sys.executable)
+    old = file.read_bytes() if file.is_file() and not file.is_symlink() else None
+    if old != text.encode("utf-8"):
+        atomic.write_text(file, text, 0o600)
+        result.changed_connection = True
+    elif stat.S_IMODE(file.stat().st_mode) != 0o600:
+        file.chmod(0o600)
+    result.exclude_added = connection.ensure_ignored(repo, connection.CONNECTION_FILE)
+    return result

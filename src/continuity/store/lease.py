@@ -1,0 +1,367 @@
+"""The advisory writer lease and the machine-local lock that makes each write atomic on one computer.
+
+Two mechanisms with different reach:
+
+* **The lease** is synchronized state: `<vault>/.continuity/leases/<device>.json`, one file per device,
+  so that no two computers ever write one synchronized file (the sync engine would otherwise have to
+  merge them). A file is versioned JSON: `version`, `device`, `token`, `acquired`, `expires`, `task`.
+  Another device's unexpired lease is `foreign` and makes every vault write refuse (exit 4); an expired
+  one is `stale` and may be taken over, which means writing our own file, never touching theirs. The
+  lease only reduces accidental overlap: sync is slow and eventual, so this is not a distributed
+  transaction and `lock=none` only describes what this computer can see. `release --force` is the one
+  deliberate exception that deletes another device's file.
+
+* **The local lock** serializes writers on this computer (several agents, a person in a terminal). It is
+  a portalocker (flock) lock on a machine-local file,
+  `$XDG_STATE_HOME/continuity/locks/<first 16 hex of sha256(real path of the vault)>.lock`
+  (`~/.local/state` when XDG_STATE_HOME is unset). It is deliberately *not* inside the vault: a lock
+  file under `.continuity/` would be picked up and copied around by the sync engine, and flock means
+  nothing on another computer anyway. Keying by the vault's real path makes every checkout connected
+  to one vault share one lock. Waiting is announced once through a callback, bounded by
+  `LOCAL_LOCK_TIMEOUT_SECONDS`, and a timeout is reported as exit 4 (the vault is busy). Everything
+  that decides (lease state, name collisions) is re-read inside the lock. The lock is re-entrant
+  within one thread, so a command that holds it can call helpers that take it again.
+
+Only this module imports portalocker, and only inside the functions that lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from continuity import limits
+from continuity.errors import InputRejected, LeaseHeld, NoteError, UsageError
+from continuity.ids import is_valid_id
+from continuity.local import userdirs
+from continuity.store import atomic
+from continuity.vault import access, layout, notes
+
+LEASE_VERSION = 1
+LEASE_SUFFIX = ".json"
+STATES = ("none", "held", "foreign", "stale")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+WaitNotice = Callable[[str], None]
+
+
+# --------------------------------------------------------------------------------------------- time
+
+
+def utcnow(now: dt.datetime | None = None) -> dt.datetime:
+    """The clock, overridable in tests; always aware UTC with whole seconds (what files record)."""
+    moment = now if now is not None else dt.datetime.now(dt.timezone.utc)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return moment.astimezone(dt.timezone.utc).replace(microsecond=0)
+
+
+def parse_duration(text: str) -> int:
+    """`90s`, `30m`, `2h`, `7d` -> seconds; anything else (or beyond the maximum) is a usage error."""
+    raw = text.strip()
+    number, unit = raw[:-1], raw[-1:].lower()
+    if unit not in _UNITS or not number.isdigit() or not number.isascii() or len(number) > 9:
+        raise UsageError(f"invalid duration {text!r}: write a whole number and a unit, e.g. 90s, 30m, 2h, 7d")
+    seconds = int(number) * _UNITS[unit]
+    if seconds <= 0:
+        raise UsageError(f"invalid duration {text!r}: it must be longer than zero")
+    if seconds > limits.LEASE_MAX_TTL_SECONDS:
+        days = limits.LEASE_MAX_TTL_SECONDS // 86400
+        raise UsageError(f"duration {text!r} is longer than the maximum of {days}d")
+    return seconds
+
+
+# ------------------------------------------------------------------------------------- local lock
+
+
+def lock_path(vault_root: Path) -> Path:
+    """Where this computer's lock for `vault_root` lives (machine-local, never synchronized)."""
+    key = hashlib.sha256(os.path.realpath(vault_root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(userdirs.state_dir()) / "locks" / f"{key}.lock"
+
+
+_local = threading.local()
+
+
+def _depths() -> dict[str, int]:
+    depths: dict[str, int] | None = getattr(_local, "depths", None)
+    if depths is None:
+        depths = {}
+        _local.depths = depths
+    return depths
+
+
+@contextlib.contextmanager
+def local_lock(
+    vault_root: Path,
+    *,
+    timeout: float = limits.LOCAL_LOCK_TIMEOUT_SECONDS,
+    on_wait: WaitNotice | None = None,
+) -> Iterator[Path]:
+    """Hold this computer's write lock for the vault; LeaseHeld (exit 4) when it stays busy."""
+    path = lock_path(vault_root)
+    depths = _depths()
+    key = str(path)
+    if depths.get(key, 0) > 0:
+        depths[key] += 1
+        try:
+            yield path
+        finally:
+            depths[key] -= 1
+        return
+
+    import portalocker
+    from portalocker import exceptions as lock_errors
+
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    lock = portalocker.Lock(path, mode="a", timeout=timeout, fail_when_locked=False)
+    try:
+        try:
+            lock.acquire(timeout=0, fail_when_locked=True)
+        except lock_errors.AlreadyLocked:
+            if on_wait is not None:
+                on_wait(f"another lifecycle command on this computer is writing the vault; waiting up to {timeout:g}s")
+            lock.acquire(timeout=timeout)
+    except lock_errors.AlreadyLocked:
+        raise LeaseHeld(
+            f"another lifecycle command on this computer kept the vault's write lock for {timeout:g}s; "
+            "try again when it has finished"
+        ) from None
+    except lock_errors.LockException as exc:
+        raise LeaseHeld(f"the local write lock {path} cannot be taken ({exc.strerror or 'lock failed'})") from None
+    depths[key] = 1
+    try:
+        yield path
+    finally:
+        depths[key] = 0
+        lock.release()
+
+
+# ------------------------------------------------------------------------------------------ leases
+
+
+@dataclass(frozen=True)
+class Lease:
+    device: str
+    token: str
+    acquired: dt.datetime
+    expires: dt.datetime
+    task: str | None
+    rel: str  # vault-relative path of the lease file
+
+    def expired(self, now: dt.datetime) -> bool:
+        return self.expires <= now
+
+    def to_json(self) -> str:
+        doc = {
+            "version": LEASE_VERSION,
+            "device": self.device,
+            "token": self.token,
+            "acquired": notes.format_utc(self.acquired),
+            "expires": notes.format_utc(self.expires),
+            "task": self.task,
+        }
+        return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+@dataclass(frozen=True)
+class LeaseStatus:
+    """What this computer can see of the synchronized lease state, from `device`'s point of view.
+
+    `state` is `foreign` when any other device holds an unexpired lease (that is what blocks writes),
+    else `held` when ours is unexpired, else `stale` when only expired leases are visible, else `none`.
+    `lease` is the lease the state describes; `leases` every valid one seen; `invalid` (rel, message).
+    """
+
+    state: str
+    device: str  # the device asking
+    lease: Lease | None
+    leases: list[Lease] = field(default_factory=list)
+    invalid: list[tuple[str, str]] = field(default_factory=list)
+
+    def own(self) -> Lease | None:
+        return next((item for item in self.leases if item.device == self.device), None)
+
+    def line(self) -> str:
+        if self.lease is None:
+            return "lock=none"
+        when = notes.format_utc(self.lease.expires)
+        word = "expired" if self.state == "stale" else "expires"
+        return f"lock={self.state} device={self.lease.device} {word}={when}"
+
+    def to_json(self) -> dict[str, Any]:
+        lease = self.lease
+        return {
+            "version": 1,
+            "state": self.state,
+            "device": lease.device if lease else None,
+            "acquired": notes.format_utc(lease.acquired) if lease else None,
+            "expires": notes.format_utc(lease.expires) if lease else None,
+            "task": lease.task if lease else None,
+        }
+
+
+def lease_rel(device: str) -> str:
+    return f"{layout.LEASES}/{device}{LEASE_SUFFIX}"
+
+
+def _text_field(doc: dict[str, Any], key: str, rel: str) -> str:
+    value = doc.get(key)
+    if not isinstance(value, str) or not value:
+        raise NoteError(f"{rel}: '{key}' is missing", "invalid")
+    return value
+
+
+def parse_lease(data: bytes, rel: str) -> Lease:
+    """A lease file; NoteError when it is malformed, InputRejected when a newer tool wrote it."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise NoteError(f"{rel}: not a JSON lease file", "invalid") from None
+    if not isinstance(doc, dict):
+        raise NoteError(f"{rel}: not a JSON object", "invalid")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise NoteError(f"{rel}: 'version' is missing", "invalid")
+    if version > LEASE_VERSION:
+        raise InputRejected(
+            f"{rel} was written by a newer version of continuity (lease version {version}); "
+            "upgrade continuity on this computer"
+        )
+    device = _text_field(doc, "device", rel)
+    if not is_valid_id(device) or rel != lease_rel(device):
+        raise NoteError(f"{rel}: its 'device' does not match its file name", "invalid")
+    token = _text_field(doc, "token", rel)
+    acquired = notes.as_utc(_text_field(doc, "acquired", rel))
+    expires = notes.as_utc(_text_field(doc, "expires", rel))
+    if acquired is None or expires is None:
+        raise NoteError(f"{rel}: 'acquired' and 'expires' must be UTC times", "invalid")
+    task = doc.get("task")
+    return Lease(device, token, acquired, expires, task if isinstance(task, str) else None, rel)
+
+
+def read_leases(vault_root: Path) -> tuple[list[Lease], list[tuple[str, str]]]:
+    """Every lease file this computer can see; unreadable or malformed ones come back as (rel, why)."""
+    folder = vault_root / layout.LEASES
+    leases: list[Lease] = []
+    invalid: list[tuple[str, str]] = []
+    try:
+        if folder.is_symlink() or not folder.is_dir():
+            return leases, invalid
+        names = sorted(entry.name for entry in os.scandir(folder))
+    except OSError:
+        return leases, invalid
+    for name in names:
+        if name.startswith(".") or not name.endswith(LEASE_SUFFIX):
+            continue  # temporary files and foreign debris
+        rel = f"{layout.LEASES}/{name}"
+        try:
+            leases.append(parse_lease(access.read_capped(vault_root, rel, limits.LEASE_FILE_CAP_BYTES), rel))
+        except NoteError as exc:
+            invalid.append((rel, str(exc)))
+    return leases, invalid
+
+
+def status(vault_root: Path, device: str, now: dt.datetime | None = None) -> LeaseStatus:
+    moment = utcnow(now)
+    leases, invalid = read_leases(vault_root)
+    foreign = [item for item in leases if item.device != device and not item.expired(moment)]
+    own = [item for item in leases if item.device == device and not item.expired(moment)]
+    stale = [item for item in leases if item.expired(moment)]
+    if foreign:
+        return LeaseStatus("foreign", device, max(foreign, key=lambda item: item.expires), leases, invalid)
+    if own:
+        return LeaseStatus("held", device, own[0], leases, invalid)
+    if stale:
+        return LeaseStatus("stale", device, max(stale, key=lambda item: item.expires), leases, invalid)
+    return LeaseStatus("none", device, None, leases, invalid)
+
+
+def refuse_if_foreign(current: LeaseStatus) -> None:
+    """The check every vault write makes inside the local lock."""
+    if current.state == "foreign" and current.lease is not None:
+        lease = current.lease
+        task = f" ({lease.task})" if lease.task else ""
+        raise LeaseHeld(
+            f"device {lease.device} holds the writer lease until {notes.format_utc(lease.expires)}{task}; "
+            "wait for it to finish, or run 'lifecycle lease release --force' if that device is gone"
+        )
+
+
+def clean_task(task: str | None) -> str | None:
+    if task is None:
+        return None
+    text = " ".join(task.split())
+    if len(text) > limits.LEASE_TASK_MAX_CHARS:
+        raise UsageError(f"--task is longer than {limits.LEASE_TASK_MAX_CHARS} characters")
+    if any(not ch.isprintable() for ch in text):
+        raise UsageError("--task must be printable text")
+    return text or None
+
+
+def write_own(vault_root: Path, lease: Lease) -> None:
+    """Write this device's lease file atomically (the caller holds the local lock)."""
+    atomic.ensure_dir(vault_root, layout.LEASES)
+    atomic.write_text(vault_root / lease.rel, lease.to_json())
+
+
+def acquire_locked(
+    vault_root: Path, device: str, ttl_seconds: int, task: str | None, now: dt.datetime | None = None
+) -> Lease:
+    """Take or extend this device's lease; the caller already holds the local lock."""
+    if not 0 < ttl_seconds <= limits.LEASE_MAX_TTL_SECONDS:
+        raise UsageError(f"a lease lasts between 1 second and {limits.LEASE_MAX_TTL_SECONDS} seconds")
+    moment = utcnow(now)
+    current = status(vault_root, device, moment)
+    refuse_if_foreign(current)
+    own = current.own()
+    expires = moment + dt.timedelta(seconds=ttl_seconds)
+    if own is not None and not own.expired(moment):
+        # Re-acquiring extends: same token and start, a new end (never shorter than promised before).
+        lease = Lease(device, own.token, own.acquired, max(expires, own.expires), task or own.task, own.rel)
+    else:
+        lease = Lease(device, secrets.token_hex(16), moment, expires, task, lease_rel(device))
+    write_own(vault_root, lease)
+    return lease
+
+
+def remove_lease_file(vault_root: Path, rel: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (vault_root / rel).unlink()
+    atomic.fsync_dir((vault_root / rel).parent)
+
+
+@dataclass(frozen=True)
+class Released:
+    released: list[Lease]  # lease files removed
+    left: LeaseStatus  # the state afterwards
+
+
+def release_locked(vault_root: Path, device: str, force: bool, now: dt.datetime | None = None) -> list[Lease]:
+    """Remove our lease; a foreign unexpired one only with `force` (LeaseHeld otherwise)."""
+    moment = utcnow(now)
+    current = status(vault_root, device, moment)
+    own = current.own()
+    removed: list[Lease] = []
+    if force:
+        targets = list(current.leases)
+    elif own is not None:
+        targets = [own]
+    else:
+        refuse_if_foreign(current)
+        targets = []
+    for lease in targets:
+        remove_lease_file(vault_root, lease.rel)
+        removed.append(lease)
+    return removed
