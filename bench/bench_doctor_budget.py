@@ -34,8 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from continuity.health import budget, doctor, scan  # noqa: E402
+from continuity.health import doctor  # noqa: E402
 from continuity.local import connection  # noqa: E402
+from continuity.vault import budget, scan  # noqa: E402
 
 PROJECT = "bench-app"
 DEVICE = "bench-box"
@@ -106,8 +107,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per measurement (median reported)")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",") if size]
-    print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}; "
-          f"median of {args.repeat} runs after one warm-up")
+    print(
+        f"python {platform.python_version()} on {platform.system()} {platform.machine()}; "
+        f"median of {args.repeat} runs after one warm-up"
+    )
     header = f"{'files':>8}  {'doctor ms':>10}  {'startup scan ms':>15}  {'budget ms':>10}  {'budget us/file':>14}"
     print(header)
     print("-" * len(header))

@@ -52,8 +52,18 @@ from continuity.brief import build, render, sources
 from continuity.cli import app
 
 SOURCE_KEYS = {"name", "path", "bytes", "sha256", "included", "reason"}
-TOP_KEYS = {"version", "event", "status", "bytes", "chars", "tokens_estimate", "ceiling_bytes", "sources", "notices",
-            "brief"}
+TOP_KEYS = {
+    "version",
+    "event",
+    "status",
+    "bytes",
+    "chars",
+    "tokens_estimate",
+    "ceiling_bytes",
+    "sources",
+    "notices",
+    "brief",
+}
 
 
 @pytest.fixture
@@ -115,8 +125,7 @@ def test_restored_brief_shape(vault: Path) -> None:
     assert lines[1] == render.AUTHORITY  # the authority order comes first, before any source
     opened = [line for line in lines if line.startswith("<source ")]
     assert opened == [
-        f'<source name="{name}" path="{path}">'
-        for name, path in [*SOURCE_REL.items(), ("handoff", DEFAULT_HANDOFF)]
+        f'<source name="{name}" path="{path}">' for name, path in [*SOURCE_REL.items(), ("handoff", DEFAULT_HANDOFF)]
     ]
     # Only compact parts: warm sections, INDEX, MEMORY_POLICY, inbox and other devices never appear.
     for absent in (WARM_MARK, INDEX_MARK, POLICY_MARK, OTHER_DEVICE_MARK, "Completed work", "Ignore prior"):
@@ -204,8 +213,13 @@ MAX_RSS_KIB = 512 * 1024  # far below 6 GiB: the process never holds a sparse fi
 
 @pytest.mark.parametrize(
     "rel",
-    [SOURCE_REL["soul"], SOURCE_REL["device"], f"{HANDOFF_DIR}/29990101T000000Z-{DEVICE}-huge.md",
-     "00-system/INDEX.md", "50-devices/dev-b/notes/huge.md"],
+    [
+        SOURCE_REL["soul"],
+        SOURCE_REL["device"],
+        f"{HANDOFF_DIR}/29990101T000000Z-{DEVICE}-huge.md",
+        "00-system/INDEX.md",
+        "50-devices/dev-b/notes/huge.md",
+    ],
 )
 def test_six_gib_sparse_source_is_not_read_whole(repo: Path, vault: Path, rel: str) -> None:
     path = vault / rel
@@ -243,8 +257,15 @@ def test_fifo_in_another_devices_folder_does_not_hang(repo: Path, vault: Path) -
     assert json.loads(proc.stdout)["status"] == "restored"
 
 
-@pytest.mark.parametrize("rel", [SOURCE_REL["device"], SOURCE_REL["soul"], "00-system/MEMORY_POLICY.md",
-                                 f"{HANDOFF_DIR}/29990101T000000Z-{DEVICE}-pipe.md"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        SOURCE_REL["device"],
+        SOURCE_REL["soul"],
+        "00-system/MEMORY_POLICY.md",
+        f"{HANDOFF_DIR}/29990101T000000Z-{DEVICE}-pipe.md",
+    ],
+)
 def test_fifo_as_a_startup_file_is_refused_not_waited_on(repo: Path, vault: Path, rel: str) -> None:
     if (vault / rel).exists():
         (vault / rel).unlink()
@@ -329,7 +350,7 @@ def test_handoff_tie_on_created_broken_by_file_name(vault: Path) -> None:
         handoff_note("2030-01-01T00:00:00Z", hid="h-newer", status="superseded"),
         handoff_note("2030-01-01T00:00:00Z", hid="h-newer", status="historical"),
         handoff_note("2030-01-01T00:00:00Z", hid="h-newer", project="other-app"),
-        handoff_note("2030-01-01T00:00:00Z", hid="h-newer").replace("type: \"handoff\"", "type: \"fact\""),
+        handoff_note("2030-01-01T00:00:00Z", hid="h-newer").replace('type: "handoff"', 'type: "fact"'),
         handoff_note("2030-01-01T00:00:00Z", hid="h-newer").replace("## ", "### "),  # no brief section
         handoff_note(None, hid="h-newer"),  # no created
         handoff_note("not a time", hid="h-newer"),
@@ -338,8 +359,19 @@ def test_handoff_tie_on_created_broken_by_file_name(vault: Path) -> None:
         "---\nid: h-newer\nid: h-newer\ntype: handoff\n---\n## Goal and status\nx\n",
         handoff_note("2030-01-01T00:00:00Z", hid="h-newer") + "\udcff",
     ],
-    ids=["superseded", "historical", "other-project", "not-a-handoff", "no-sections", "no-created", "bad-created",
-         "bad-id", "unclosed-frontmatter", "duplicate-key", "bad-utf8"],
+    ids=[
+        "superseded",
+        "historical",
+        "other-project",
+        "not-a-handoff",
+        "no-sections",
+        "no-created",
+        "bad-created",
+        "bad-id",
+        "unclosed-frontmatter",
+        "duplicate-key",
+        "bad-utf8",
+    ],
 )
 def test_superseded_other_project_and_broken_handoffs_are_never_chosen(vault: Path, newer: str) -> None:
     data = newer.encode("utf-8", "surrogateescape")
@@ -353,8 +385,11 @@ def test_superseded_other_project_and_broken_handoffs_are_never_chosen(vault: Pa
 @pytest.mark.parametrize("problem", ["secret", "too_large"])
 def test_rejected_newest_handoff_yields_no_handoff_never_an_older_one(vault: Path, problem: str) -> None:
     goal = aws_lines() if problem == "secret" else printable_ascii(limits.HANDOFF_CAP_BYTES)
-    write(vault, f"{HANDOFF_DIR}/99990101T000000Z-{DEVICE}-newer.md",
-          handoff_note("2030-01-01T00:00:00Z", hid="h-newer", goal=goal))
+    write(
+        vault,
+        f"{HANDOFF_DIR}/99990101T000000Z-{DEVICE}-newer.md",
+        handoff_note("2030-01-01T00:00:00Z", hid="h-newer", goal=goal),
+    )
     brief = cold_brief(vault)
     view = next(s for s in brief.sources if s.name == "handoff")
     assert (view.included, view.reason) == (False, problem)
@@ -614,8 +649,14 @@ def test_json_missing_source_has_null_path_and_digest(vault: Path, repo: Path, m
     code, doc = render_json()
     assert code == 1
     prefs = next(s for s in doc["sources"] if s["name"] == "preferences")
-    assert prefs == {"name": "preferences", "path": None, "bytes": None, "sha256": None, "included": False,
-                     "reason": "missing"}
+    assert prefs == {
+        "name": "preferences",
+        "path": None,
+        "bytes": None,
+        "sha256": None,
+        "included": False,
+        "reason": "missing",
+    }
     assert doc["status"] == "partial"
     assert all(s["reason"] in (None, *render.REASONS) for s in doc["sources"])
 
@@ -710,7 +751,10 @@ def test_lifecycle_render_and_script_render_print_the_same(
     args = ["--event", event, "--format", fmt, "--harness", harness]
     code, out, _ = cli_render(*args)
     proc = subprocess.run(
-        [sys.executable, str(startup_script()), "--render", *args], cwd=repo, capture_output=True, check=False,
+        [sys.executable, str(startup_script()), "--render", *args],
+        cwd=repo,
+        capture_output=True,
+        check=False,
         env=subprocess_env(),
     )
     assert proc.stdout.decode("utf-8") == out
@@ -722,8 +766,13 @@ def test_render_rejects_unknown_options(repo: Path, monkeypatch: pytest.MonkeyPa
     use_connection(monkeypatch, repo)
     code, _, err = cli_render("--event", "Stop")
     assert code == 2 and err.startswith("lifecycle: error:")
-    proc = subprocess.run([sys.executable, str(startup_script()), "--render", "--event", "Stop"], cwd=repo,
-                          capture_output=True, check=False, env=subprocess_env())
+    proc = subprocess.run(
+        [sys.executable, str(startup_script()), "--render", "--event", "Stop"],
+        cwd=repo,
+        capture_output=True,
+        check=False,
+        env=subprocess_env(),
+    )
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr
 
 

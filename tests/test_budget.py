@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from continuity import limits
 from continuity.errors import UsageError
-from continuity.health import budget
-from continuity.health.budget import Thresholds, level
 from continuity.local import connection
+from continuity.vault import budget
+from continuity.vault.budget import Thresholds, level
 
 # Every limit far away, so that one test moves exactly one figure against exactly one limit.
 FAR = {

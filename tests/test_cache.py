@@ -2,7 +2,7 @@
 
 Every vault state of the catalogue is rendered with the cache off (`CONTINUITY_NO_CACHE=1`) and from a
 warm cache, both for the command line (`startup_cache.brief_for`) and for the hook's warm path
-(`fastpath.serve`, the code the pinned script runs first), and the answers must agree byte for byte.
+(`warm.serve`, the code the pinned script runs first), and the answers must agree byte for byte.
 A damaged record is a miss; the record is private (0600 in a 0700 folder); any change to what the
 brief depends on invalidates it.
 """
@@ -44,9 +44,10 @@ from briefkit import (
 )
 
 from continuity import limits
-from continuity.brief import cache as startup_cache, envelope, render, sources
+from continuity.brief import cache as startup_cache, envelope, record, render, sources
 from continuity.brief.render import Brief
-from continuity.hook import run, warm as fastpath
+from continuity.hook import run
+from continuity.hook.warm import parse_payload, serve
 from continuity.local import connection, userdirs
 
 HOOK_CODE = "test-pinned-code-digest"
@@ -126,9 +127,9 @@ class Hook:
     def serve(
         self, event: str = SESSION, harness: str = "codex", source: str = "startup", code: str = HOOK_CODE
     ) -> bytes | None:
-        payload = fastpath.parse_payload(self.data(event, source))
+        payload = parse_payload(self.data(event, source))
         assert payload is not None
-        return fastpath.serve(payload, harness, code)
+        return serve(payload, harness, code)
 
 
 @pytest.fixture
@@ -495,7 +496,7 @@ def test_a_damaged_memo_is_validated_afresh(
     expected = uncached(vault, conn, SESSION, "codex", monkeypatch)
     startup_cache.brief_for(vault, conn, SESSION, "codex")
     [file] = records()
-    head, blobs = fastpath.read_record(str(file)) or ({}, {})
+    head, blobs = record.read_record(str(file)) or ({}, {})
     memo = json.loads(blobs["memo"])
     for key in memo:
         memo[key] = {"name": "soul", "unexpected": True} if isinstance(memo[key], dict) else "not a list"

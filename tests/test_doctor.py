@@ -35,9 +35,10 @@ from typer.testing import CliRunner
 from writer_support import write_lease
 
 from continuity import limits
-from continuity.health import doctor, report as doctor_report, scan
-from continuity.health.budget import Thresholds
+from continuity.health import doctor, report as doctor_report
 from continuity.local import connection
+from continuity.vault import scan
+from continuity.vault.budget import Thresholds
 from continuity.vault.conflicts import ENGINES, conflict_engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -513,7 +514,7 @@ def test_startup_notices_fail_open(tmp_path: Path) -> None:
 def test_startup_scan_imports_the_standard_library_only(vault: Path) -> None:
     code = (
         "import sys, pathlib\n"
-        "from continuity.health import scan\n"
+        "from continuity.vault import scan\n"
         f"scan.startup_notices(pathlib.Path({str(vault)!r}), {PROJECT!r})\n"
         "heavy = ('ruamel', 'detect_secrets', 'typer', 'click', 'portalocker', 'rich')\n"
         "print([m for m in heavy if m in sys.modules])\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from hookkit import command, connect, context_of, hook_env, hooks_doc, make_checkout, payload, run_shell
 
-from continuity.hook import warm as fastpath
+from continuity.brief import record
 from continuity.local import userdirs
 from continuity.trust import pin
 
@@ -103,9 +103,9 @@ def test_a_corrupt_record_is_a_miss(checkout: Path, home_env: None) -> None:
     folder = Path(userdirs.cache_dir()) / "startup"
     records = list(folder.glob("*.rec"))
     assert records
-    for damage in (b"", b"{", fastpath.RECORD_MAGIC + b'{"code": 1}\n', records[0].read_bytes()[:-1]):
-        for record in records:
-            record.write_bytes(damage)
+    for damage in (b"", b"{", record.RECORD_MAGIC + b'{"code": 1}\n', records[0].read_bytes()[:-1]):
+        for found in records:
+            found.write_bytes(damage)
         assert start(checkout) == expected
 
 

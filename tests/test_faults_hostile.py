@@ -146,10 +146,17 @@ def _limit_memory() -> None:
 
 
 def _hook_payload(cwd: Path) -> bytes:
-    return json.dumps({
-        "session_id": "s-hostile", "transcript_path": None, "cwd": str(cwd), "hook_event_name": "SessionStart",
-        "model": "test-model", "permission_mode": "default", "source": "startup",
-    }).encode()
+    return json.dumps(
+        {
+            "session_id": "s-hostile",
+            "transcript_path": None,
+            "cwd": str(cwd),
+            "hook_event_name": "SessionStart",
+            "model": "test-model",
+            "permission_mode": "default",
+            "source": "startup",
+        }
+    ).encode()
 
 
 def run_all(repo: Path) -> dict[str, subprocess.CompletedProcess[bytes]]:
@@ -164,8 +171,15 @@ def run_all(repo: Path) -> dict[str, subprocess.CompletedProcess[bytes]]:
         "recall": ([str(LIFECYCLE), "recall", "x"], None),
     }
     procs = {
-        name: subprocess.Popen(args, cwd=repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, preexec_fn=_limit_memory)
+        name: subprocess.Popen(
+            args,
+            cwd=repo,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=_limit_memory,
+        )
         for name, (args, _) in commands.items()
     }
     results: dict[str, subprocess.CompletedProcess[bytes]] = {}

@@ -174,9 +174,7 @@ def test_half_written_newest_handoff_falls_back_to_the_newest_valid(
     assert rel in checks["handoffs.invalid"][1]
 
 
-def test_two_devices_write_current_handoffs_in_the_same_minute(
-    replicas: tuple[Path, Path], tmp_path: Path
-) -> None:
+def test_two_devices_write_current_handoffs_in_the_same_minute(replicas: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = replicas
     syncer = Syncer(a, b, "google-drive")
     ra = f"{HANDOFF_DIR}/20261130T120005Z-{DEVICE}-fix-login.md"

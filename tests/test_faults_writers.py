@@ -27,10 +27,9 @@ from pathlib import Path
 import pytest
 from hookkit import LIFECYCLE, hook_env
 
-from continuity.health import scan
 from continuity.memory import handoff
-from continuity.store.atomic import is_tmp_name
-from continuity.vault import layout, notes
+from continuity.safeio import is_tmp_name
+from continuity.vault import layout, notes, scan
 
 SEED = int(os.environ.get("CONTINUITY_FAULT_SEED", "20261130"))
 KILLS_PER_COMMAND = int(os.environ.get("CONTINUITY_FAULT_KILLS", "14"))
@@ -136,7 +135,11 @@ def setup(repo: Path, tmp_path: Path) -> Iterator[Setup]:
     vault = tmp_path / "vault"
     done = subprocess.run(
         [str(LIFECYCLE), "init", "--vault", str(vault), "--new", "--device", "dev-a", "--project", "demo"],
-        cwd=repo, env=hook_env(), capture_output=True, text=True, timeout=60,
+        cwd=repo,
+        env=hook_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     inputs = tmp_path / "inputs"
@@ -175,8 +178,10 @@ def assert_vault_whole(root: Path) -> None:
 
 def current_handoffs(root: Path) -> list[str]:
     selection = handoff.select(handoff.read_all(root), "demo")
-    return [h.rel for h in selection.current] if hasattr(selection, "current") else (
-        [selection.chosen.rel] if selection.chosen else []
+    return (
+        [h.rel for h in selection.current]
+        if hasattr(selection, "current")
+        else ([selection.chosen.rel] if selection.chosen else [])
     )
 
 
@@ -209,8 +214,9 @@ def scanned(rel: str) -> bool:
 def assert_doctor_names(s: Setup) -> None:
     """Doctor, as a real process, names every leftover temporary file in the folders it scans."""
     left = {rel for rel in tmp_files(s.vault) if scanned(rel)}
-    done = subprocess.run([str(LIFECYCLE), "doctor", "--json"], cwd=s.repo, env=hook_env(),
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(LIFECYCLE), "doctor", "--json"], cwd=s.repo, env=hook_env(), capture_output=True, text=True, timeout=60
+    )
     assert "Traceback" not in done.stderr
     assert done.returncode in (0, 1), done.stderr
     doc = json.loads(done.stdout)
@@ -259,8 +265,18 @@ def test_killed_note_new_leaves_whole_candidates(setup: Setup) -> None:
     def args(i: int) -> list[str]:
         body = s.inputs / f"note-{i}.md"
         body.write_text(f"The parser of part {i} is a PEG parser.\n")
-        return ["note", "new", "--type", "fact", "--title", f"Parser part {i} is PEG", "--from", str(body),
-                "--evidence", "src/parser.py"]
+        return [
+            "note",
+            "new",
+            "--type",
+            "fact",
+            "--title",
+            f"Parser part {i} is PEG",
+            "--from",
+            str(body),
+            "--evidence",
+            "src/parser.py",
+        ]
 
     def check(i: int, killed: bool) -> None:
         files = {p.name for p in (s.vault / "20-state/candidates").glob("*.md")}
@@ -276,8 +292,21 @@ def test_killed_approve_keeps_candidate_or_memory(setup: Setup) -> None:
     for i in range(-3, KILLS_PER_COMMAND):
         body = s.inputs / f"c-{i}.md"
         body.write_text(f"Claim {i} holds.\n")
-        status, _, _ = s.server.run(["note", "new", "--type", "lesson", "--title", f"Claim {i + 1} holds",
-                                     "--from", str(body), "--evidence", "tests"], None)
+        status, _, _ = s.server.run(
+            [
+                "note",
+                "new",
+                "--type",
+                "lesson",
+                "--title",
+                f"Claim {i + 1} holds",
+                "--from",
+                str(body),
+                "--evidence",
+                "tests",
+            ],
+            None,
+        )
         assert os.WEXITSTATUS(status) == 0
     candidates = sorted(p.stem for p in (s.vault / "20-state/candidates").glob("*.md"))
     assert len(candidates) == KILLS_PER_COMMAND + 3
@@ -338,8 +367,18 @@ def test_killed_lease_acquire_leaves_a_readable_lease(setup: Setup) -> None:
         assert doc["version"] == 1 and doc["device"] == "dev-a"
         if not killed:
             assert doc["task"] == f"task {i}"
-        done = subprocess.run([str(LIFECYCLE), "lease", "status", "--json"], cwd=s.repo, env=hook_env(),
-                              capture_output=True, text=True, timeout=60) if i == KILLS_PER_COMMAND - 1 else None
+        done = (
+            subprocess.run(
+                [str(LIFECYCLE), "lease", "status", "--json"],
+                cwd=s.repo,
+                env=hook_env(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            if i == KILLS_PER_COMMAND - 1
+            else None
+        )
         if done is not None:
             assert "Traceback" not in done.stderr and done.returncode == 0, done.stderr
             assert json.loads(done.stdout)["state"] == "held"
@@ -371,8 +410,14 @@ def test_killed_outbox_deliver_leaves_whole_packages(setup: Setup) -> None:
             assert (outbox / name / "report.bin").read_bytes() == payload.read_bytes()
 
     kill_series(s, args, check)
-    done = subprocess.run([str(LIFECYCLE), "outbox", "sweep", "--json"], cwd=s.repo, env=hook_env(),
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(LIFECYCLE), "outbox", "sweep", "--json"],
+        cwd=s.repo,
+        env=hook_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "Traceback" not in done.stderr and done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["failed"] == 0
 
@@ -402,8 +447,9 @@ def test_mixed_kills_across_every_writer_leave_the_vault_whole(setup: Setup) -> 
     assert_doctor_names(s)
     # Read-side commands still work on what the storm left.
     for args in (["render"], ["budget"], ["log", "--limit", "5"]):
-        done = subprocess.run([str(LIFECYCLE), *args], cwd=s.repo, env=hook_env(), capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [str(LIFECYCLE), *args], cwd=s.repo, env=hook_env(), capture_output=True, text=True, timeout=60
+        )
         assert "Traceback" not in done.stderr and done.returncode in (0, 1), (args, done.stderr)
 
 

@@ -67,8 +67,14 @@ def test_init_new_creates_vault_and_connection(here: Path, new_vault: Path) -> N
     assert stat.S_IMODE((here / connection.CONNECTION_FILE).stat().st_mode) == 0o600
     for rel in (*layout.ALL_DIRS, f"50-devices/{conn.device}/notes", "10-project/demo-app"):
         assert (new_vault / rel).is_dir(), rel
-    for rel in (layout.SOUL, layout.PREFERENCES, layout.INDEX, layout.MEMORY_POLICY,
-                layout.device_profile(conn.device), layout.project_profile("demo-app")):
+    for rel in (
+        layout.SOUL,
+        layout.PREFERENCES,
+        layout.INDEX,
+        layout.MEMORY_POLICY,
+        layout.device_profile(conn.device),
+        layout.project_profile("demo-app"),
+    ):
         assert (new_vault / rel).is_file(), rel
     assert not list(new_vault.rglob(".keep"))
     assert f"created {layout.device_profile(conn.device)}" in result.stdout
@@ -327,8 +333,9 @@ def test_a_linked_folder_inside_the_vault_is_refused(here: Path, tmp_path: Path)
 # ------------------------------------------------------------------------------------------- worktrees
 
 
-def test_second_worktree_init_and_sibling_reuse(here: Path, new_vault: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_worktree_init_and_sibling_reuse(
+    here: Path, new_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert lifecycle("init", "--vault", str(new_vault), "--new", "--device", "laptop").exit_code == 0
     tree = tmp_path / "tree"
     git(here, "worktree", "add", "-q", str(tree))
@@ -348,9 +355,20 @@ def test_second_worktree_init_and_sibling_reuse(here: Path, new_vault: Path, tmp
 
 def test_vault_template_has_every_folder_and_valid_notes() -> None:
     template = ROOT / "vault-template"
-    for rel in ("00-system", "10-project", "20-state/handoffs", "20-state/candidates", "20-state/sessions",
-                "30-memory/facts", "30-memory/decisions", "30-memory/lessons", "40-documents", "50-devices",
-                "60-inbox", "90-archive"):
+    for rel in (
+        "00-system",
+        "10-project",
+        "20-state/handoffs",
+        "20-state/candidates",
+        "20-state/sessions",
+        "30-memory/facts",
+        "30-memory/decisions",
+        "30-memory/lessons",
+        "40-documents",
+        "50-devices",
+        "60-inbox",
+        "90-archive",
+    ):
         assert (template / rel).is_dir(), rel
     for rel, kind in ((layout.SOUL, "soul"), (layout.PREFERENCES, "preferences")):
         note = notes.parse_note((template / rel).read_bytes(), rel)
@@ -363,10 +381,18 @@ def test_vault_template_has_every_folder_and_valid_notes() -> None:
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "templates").glob("*.md")))
 def test_every_note_template_fills_to_valid_frontmatter(name: str) -> None:
-    from continuity.local import onboard
+    from continuity.store import onboard
 
-    values = {"device": "laptop", "project": "demo-app", "created": "2025-01-02T03:04:05Z", "host": "h",
-              "title": "A title", "id": "an-id", "slug": "a-title", "session": "s-1"}
+    values = {
+        "device": "laptop",
+        "project": "demo-app",
+        "created": "2025-01-02T03:04:05Z",
+        "host": "h",
+        "title": "A title",
+        "id": "an-id",
+        "slug": "a-title",
+        "session": "s-1",
+    }
     text = onboard.fill((ROOT / "templates" / name).read_text(encoding="utf-8"), values)
     note = notes.parse_note(text.encode(), name)
     assert note.meta.get("type"), name

@@ -15,7 +15,7 @@ from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, j
 
 from continuity import limits
 from continuity.errors import InputRejected, LeaseHeld, UsageError
-from continuity.memory import edits, lookup as memory_ids, review as memory
+from continuity.memory import edits, lookup as memory_ids, revalidation, review as memory
 from continuity.store import lease, writer
 from continuity.vault import layout, notes
 
@@ -333,10 +333,10 @@ def test_revalidate_lists_overdue_notes(root: Path) -> None:
     old = _approved(root, "Tests need Docker")
     (root / layout.LESSONS / "undated.md").write_text("---\nid: undated\ntype: lesson\nstatus: approved\n---\nx\n")
     (root / layout.LESSONS / "broken.md").write_text("---\nid: [\n---\n")
-    due, invalid = memory.revalidate(root, NOW + 10 * DAY)
+    due, invalid = revalidation.revalidate(root, NOW + 10 * DAY)
     assert [item.id for item in due] == ["undated"]
     assert [rel for rel, _ in invalid] == ["30-memory/lessons/broken.md"]
-    due, _ = memory.revalidate(root, NOW + 91 * DAY)
+    due, _ = revalidation.revalidate(root, NOW + 91 * DAY)
     assert [item.id for item in due] == ["undated", old.id]
     assert set(due[1].to_json()) == {"id", "path", "type", "title", "revalidate_by"}
 

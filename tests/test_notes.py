@@ -149,8 +149,14 @@ def test_any_text_in_frontmatter_either_parses_or_raises_a_note_error(front: str
 
 def test_times_quoted_or_unquoted_mean_the_same() -> None:
     moment = dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
-    for value in ("2025-01-02T03:04:05Z", '"2025-01-02T03:04:05Z"', "'2025-01-02T03:04:05Z'",
-                  "2025-01-02T05:04:05+02:00", '"2025-01-02T05:04:05+02:00"', "2025-01-02 03:04:05Z"):
+    for value in (
+        "2025-01-02T03:04:05Z",
+        '"2025-01-02T03:04:05Z"',
+        "'2025-01-02T03:04:05Z'",
+        "2025-01-02T05:04:05+02:00",
+        '"2025-01-02T05:04:05+02:00"',
+        "2025-01-02 03:04:05Z",
+    ):
         meta = notes.parse_note(f"---\ncreated: {value}\n---\n".encode(), "n.md").meta
         assert notes.as_utc(meta["created"]) == moment, value
     assert notes.as_utc("2025-01-02") == dt.datetime(2025, 1, 2, tzinfo=dt.timezone.utc)
@@ -256,19 +262,25 @@ def files(*items: tuple[str, str | bytes]) -> list[tuple[str, bytes | NoteError]
 
 
 def test_selection_by_created_time() -> None:
-    chosen = handoff.select(files(
-        ("c.md", handoff_note("2025-01-01T00:00:00Z", hid="h-old")),
-        ("a.md", handoff_note("2025-03-01T00:00:00Z", hid="h-new")),
-        ("b.md", handoff_note("2025-02-01T00:00:00Z", hid="h-mid")),
-    ), "demo-app").chosen
+    chosen = handoff.select(
+        files(
+            ("c.md", handoff_note("2025-01-01T00:00:00Z", hid="h-old")),
+            ("a.md", handoff_note("2025-03-01T00:00:00Z", hid="h-new")),
+            ("b.md", handoff_note("2025-02-01T00:00:00Z", hid="h-mid")),
+        ),
+        "demo-app",
+    ).chosen
     assert chosen is not None and chosen.id == "h-new"
 
 
 def test_selection_tie_broken_by_the_later_name() -> None:
-    selection = handoff.select(files(
-        ("b.md", handoff_note("2025-01-01T00:00:00Z", hid="h-b")),
-        ("a.md", handoff_note("2025-01-01T00:00:00Z", hid="h-a")),
-    ), "demo-app")
+    selection = handoff.select(
+        files(
+            ("b.md", handoff_note("2025-01-01T00:00:00Z", hid="h-b")),
+            ("a.md", handoff_note("2025-01-01T00:00:00Z", hid="h-a")),
+        ),
+        "demo-app",
+    )
     assert selection.chosen is not None and selection.chosen.id == "h-b"
     assert [h.id for h in selection.current] == ["h-a", "h-b"]
 
@@ -372,8 +384,11 @@ def test_selection_picks_the_newest_valid_current_handoff_of_the_project(specs: 
         )
         files.append((f"20-state/handoffs/{index:02d}.md", text.encode()))
     chosen = handoff.select(files, "p").chosen
-    wanted = [(1 + day % 28, day % 60, f"20-state/handoffs/{i:02d}.md")
-              for i, (day, status, project) in enumerate(specs) if status == "current" and project == "p"]
+    wanted = [
+        (1 + day % 28, day % 60, f"20-state/handoffs/{i:02d}.md")
+        for i, (day, status, project) in enumerate(specs)
+        if status == "current" and project == "p"
+    ]
     if not wanted:
         assert chosen is None
     else:

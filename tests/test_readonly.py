@@ -38,12 +38,25 @@ def vault(repo: Path, tmp_path: Path) -> Path:
     root = make_vault(tmp_path / "vault")
     connect(repo, root)
     for n in range(5):
-        meta = {"id": f"fact-x-{n}", "type": "fact", "status": "approved", "scope": "project",
-                "project": PROJECT, "created": "2026-01-01", "verified": "2026-01-01",
-                "revalidate_by": "2027-01-01"}
+        meta = {
+            "id": f"fact-x-{n}",
+            "type": "fact",
+            "status": "approved",
+            "scope": "project",
+            "project": PROJECT,
+            "created": "2026-01-01",
+            "verified": "2026-01-01",
+            "revalidate_by": "2027-01-01",
+        }
         write(root, f"30-memory/facts/fact-x-{n}.md", frontmatter(meta) + f"# X {n}\n\nx marks spot {n}.\n")
-    entry = {"ts": "2026-01-01T00:00:00Z", "device": DEVICE, "op": "note.new", "id": "cand-x",
-             "path": "20-state/candidates/cand-x.md", "sha256": "0" * 64}
+    entry = {
+        "ts": "2026-01-01T00:00:00Z",
+        "device": DEVICE,
+        "op": "note.new",
+        "id": "cand-x",
+        "path": "20-state/candidates/cand-x.md",
+        "sha256": "0" * 64,
+    }
     write(root, f"50-devices/{DEVICE}/journal.jsonl", json.dumps(entry) + "\n")
     write(root, "20-state/handoffs/.x.md.0123456789ab.tmp", "left over")
     write(root, "30-memory/facts/fact-x-0 (1).md", "a conflict copy")
@@ -51,9 +64,17 @@ def vault(repo: Path, tmp_path: Path) -> Path:
 
 
 def _payload(cwd: Path) -> str:
-    return json.dumps({"session_id": "s-ro", "transcript_path": None, "cwd": str(cwd),
-                       "hook_event_name": "SessionStart", "model": "m", "permission_mode": "default",
-                       "source": "startup"})
+    return json.dumps(
+        {
+            "session_id": "s-ro",
+            "transcript_path": None,
+            "cwd": str(cwd),
+            "hook_event_name": "SessionStart",
+            "model": "m",
+            "permission_mode": "default",
+            "source": "startup",
+        }
+    )
 
 
 COMMANDS = {
@@ -71,8 +92,9 @@ COMMANDS = {
 def test_read_command_leaves_the_vault_untouched(name: str, vault: Path, repo: Path) -> None:
     before = snapshot(vault)
     env = subprocess_env()
-    done = subprocess.run([str(LIFECYCLE), *COMMANDS[name]], cwd=repo, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [str(LIFECYCLE), *COMMANDS[name]], cwd=repo, env=env, capture_output=True, text=True, timeout=120
+    )
     assert "Traceback" not in done.stderr
     assert done.returncode in (0, 1), done.stderr
     assert snapshot(vault) == before
@@ -83,9 +105,15 @@ def test_startup_hook_leaves_the_vault_untouched(cache: str, vault: Path, repo: 
     extra = {"CONTINUITY_NO_CACHE": "1"} if cache == "cold" else {}
     before = snapshot(vault)
     for _ in range(2):  # the second run of the warm case takes the cached path
-        done = subprocess.run([sys.executable, str(startup_script()), "--hook", "--harness", "codex"],
-                              input=_payload(repo), cwd=repo, env=subprocess_env(**extra), capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, str(startup_script()), "--hook", "--harness", "codex"],
+            input=_payload(repo),
+            cwd=repo,
+            env=subprocess_env(**extra),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         assert "<private-memory" in done.stdout
         assert snapshot(vault) == before

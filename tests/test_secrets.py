@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from continuity.gate import rules
-from continuity.gate.secrets import SCAN_ERROR, Finding, detect_secrets_scan, fingerprint, scan_text
+from continuity.gate import rules, shapes
+from continuity.gate.detectsecrets import detect_secrets_scan
+from continuity.gate.secrets import SCAN_ERROR, Finding, fingerprint, scan_text
 
 sys.path.insert(0, str(Path(__file__).parent))
 import secret_corpus as corpus
@@ -127,9 +128,9 @@ def test_allowlist_pragma_allowlists_its_line_only() -> None:
 def test_github_and_npm_checksums() -> None:
     r = random.Random(5)
     token = corpus.checksummed(r, corpus.j("gh", "p_"))
-    assert rules.crc32_base62_ok(token[4:])
+    assert shapes.crc32_base62_ok(token[4:])
     broken = token[:10] + ("A" if token[10] != "A" else "B") + token[11:]
-    assert not rules.crc32_base62_ok(broken[4:])
+    assert not shapes.crc32_base62_ok(broken[4:])
     # A valid checksum is accepted even when the body looks like a filler.
     body = "a" * 30
     low_entropy = corpus.j("np", "m_") + body + corpus.b62_encode(__import__("binascii").crc32(body.encode()))
@@ -336,8 +337,8 @@ def test_pathological_input_finishes(text: str) -> None:
 
 FRAGMENTS = st.sampled_from(
     [
-        *sorted(rules.words("ghp_ npm_ sk- AKIA :// : @ = \" ' ` . | $ % { } ( ) [ ] / ~ # * _ - ....")),
-        *sorted(rules.words("Q~ -us eyJ 1//0 sig= AKC Ag")),
+        *sorted(shapes.words("ghp_ npm_ sk- AKIA :// : @ = \" ' ` . | $ % { } ( ) [ ] / ~ # * _ - ....")),
+        *sorted(shapes.words("Q~ -us eyJ 1//0 sig= AKC Ag")),
         *("\n", "\r\n", "\r", " ", "\t", "\\n", "\x00", "\u2028", "İ", "密码", "是", " - ", "—", "->", " / "),
         *("-----BEGIN ", "PRIVATE KEY-----", "Private-Lines: 1\n", "password", "token", "key", "API key", "secret"),
         *(" is ", " is the password", "use ", " as the password", "with password ", "changed the password to "),

@@ -14,9 +14,7 @@ from continuity.cli import app
 
 
 @pytest.mark.parametrize(("args", "where"), [([], "lifecycle"), (["lease"], "lifecycle lease")])
-def test_a_group_without_its_command_prints_readable_help_and_one_error_line(
-    args: list[str], where: str
-) -> None:
+def test_a_group_without_its_command_prints_readable_help_and_one_error_line(args: list[str], where: str) -> None:
     result = CliRunner().invoke(app, args, prog_name="lifecycle")
     assert result.exit_code == 2
     assert result.stdout.startswith(f"Usage: {where} [OPTIONS] COMMAND [ARGS]...")

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from writer_support import FAKE_SECRET, NOW, all_files, context, journal_lines, make_vault, write_lease
 
+from continuity import safeio
 from continuity.errors import InputRejected, LeaseHeld, NotConnected, NoteError, UsageError
-from continuity.store import atomic, lease, writer
+from continuity.store import lease, writer
 from continuity.vault import access as vault_access, notes
 
 REL = "30-memory/facts/fact-x.md"
@@ -232,7 +233,7 @@ def _check_vault(root: Path) -> int:
     """Every note parses and is a complete version; every journal line is whole. Returns the last n."""
     for rel in all_files(root):
         name = rel.rpartition("/")[2]
-        if atomic.is_tmp_name(name):
+        if safeio.is_tmp_name(name):
             continue  # a killed writer may leave a temporary sibling, never a partial note
         if not rel.endswith(".md"):
             continue

@@ -6,6 +6,9 @@ link anywhere on it is refused, not followed; a FIFO or device never blocks (`O_
 regular-file check); and at most cap + 1 bytes are ever read, so "exactly the cap" and "over it"
 can be told apart without reading a huge file.
 
+Temporary siblings are named `.<name>.<12 hex>.tmp` by every writer of this tool (`tmp_name`), so no
+reader takes one for a note and doctor can tell a leftover from a file of the person's.
+
 `write_private` is for machine-local bookkeeping (the startup cache, hook state, receipts): a
 temporary sibling created 0600 with `O_EXCL`, then renamed over the target, so a reader sees the old
 file or the new one. It does not fsync: a crash may lose the newest record, which costs a slower next
@@ -18,10 +21,24 @@ import contextlib
 import os
 import stat
 
+TMP_SUFFIX = ".tmp"
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _READ_CHUNK_BYTES = 1 << 16
+
+
+def tmp_name(name: str) -> str:
+    """The name of a temporary sibling of `name`: `.<name>.<12 hex>.tmp` (never a `.md` name)."""
+    return f".{name}.{os.urandom(6).hex()}{TMP_SUFFIX}"
+
+
+def is_tmp_name(name: str) -> bool:
+    """True for the names `tmp_name` makes, whoever made them (doctor reports the ones left over)."""
+    if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
+        return False
+    _, dot, token = name[: -len(TMP_SUFFIX)].rpartition(".")
+    return bool(dot) and len(token) == 12 and all(c in "0123456789abcdef" for c in token)
 
 
 def open_nofollow(root: str, rel: str) -> int:
@@ -84,7 +101,7 @@ def read_regular(path: str, cap: int) -> bytes:
 def write_private(path: str, data: bytes) -> None:
     """Replace a machine-local file whole, mode 0600, making its folder (0700) when it is missing."""
     folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}.tmp")
+    tmp = os.path.join(folder, tmp_name(name))
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(tmp, flags, 0o600)

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from continuity import limits, safeio
-from continuity.brief import render, sources
+from continuity.brief import record, render, sources
 from continuity.brief.render import Brief, SourceView
-from continuity.hook import warm as fastpath
 from continuity.local.connection import Connection
 from continuity.vault import layout
 
@@ -105,9 +104,9 @@ def vault_check(root: Path, conn: Connection, memo: sources.Memo | None = None) 
     known = memo.recall("vault_check") if memo is not None else None
     if isinstance(known, dict) and isinstance(known.get("dirs"), list) and isinstance(known.get("notices"), list):
         dirs = [(str(rel), str(was)) for rel, was in known["dirs"]]
-        if all(fastpath.token(base, rel, "dir") == was for rel, was in dirs):
+        if all(record.token(base, rel, "dir") == was for rel, was in dirs):
             return [str(n) for n in known["notices"]], tuple(rel for rel, _ in dirs)
-    from continuity.health import scan
+    from continuity.vault import scan
 
     try:
         result = scan.scan(root, conn.project, conn.device)
@@ -116,7 +115,7 @@ def vault_check(root: Path, conn: Connection, memo: sources.Memo | None = None) 
         return [f"vault check could not run ({type(exc).__name__}); run 'lifecycle doctor'"], ()
     if memo is not None:
         memo.keep(
-            "vault_check", {"dirs": [[rel, fastpath.token(base, rel, "dir")] for rel in visited], "notices": notices}
+            "vault_check", {"dirs": [[rel, record.token(base, rel, "dir")] for rel in visited], "notices": notices}
         )
     return notices, visited
 
@@ -140,20 +139,20 @@ def brief_for(root: Path, conn: Connection, event: str, harness: str, code: str 
     who = "hook" if code else "cli"
     code = code or code_digest()
     base = str(root)
-    path = fastpath.record_path(base, conn.project, conn.device, event, harness, who)
-    found = fastpath.read_record(path)
-    if found is not None and fastpath.is_current(found[0], base, code):
+    path = record.record_path(base, conn.project, conn.device, event, harness, who)
+    found = record.read_record(path)
+    if found is not None and record.is_current(found[0], base, code):
         cached = _brief_from(found[1].get("brief", b""))
         if cached is not None:
             return cached
     same_code = found is not None and found[0].get("code") == code
     memo = sources.Memo(_memo_from(found[1].get("memo", b"")) if found is not None and same_code else None)
     # Tokens are taken before reading, so a change during the cold path only causes another miss.
-    deps = [[rel, kind, cap, fastpath.token(base, rel, kind, cap)] for rel, kind, cap in inputs(root, conn, event)]
+    deps = [[rel, kind, cap, record.token(base, rel, kind, cap)] for rel, kind, cap in inputs(root, conn, event)]
     brief, visited = cold(root, conn, event, harness, memo)
     # The folders the vault check visited are stamped after it: a folder changed in between is caught
     # at the next start only if it changes again, a window of milliseconds no sync engine aims at.
-    deps += [[rel, "dir", 0, fastpath.token(base, rel, "dir")] for rel in visited if rel != "."]
+    deps += [[rel, "dir", 0, record.token(base, rel, "dir")] for rel in visited if rel != "."]
     _store(path, code, deps, brief, memo.used)
     return brief
 
@@ -167,10 +166,10 @@ def _memo_from(blob: bytes) -> dict[str, Any]:
 
 
 def encode_record(head: dict[str, object], blobs: dict[str, bytes]) -> bytes:
-    """A record as `fastpath.read_record` reads it: one JSON line (`head` with the blobs' names and
+    """A record as `record.read_record` reads it: one JSON line (`head` with the blobs' names and
     sizes), then the blobs' bytes in order."""
     line = json.dumps({**head, "blobs": [[name, len(data)] for name, data in blobs.items()]})
-    return fastpath.RECORD_MAGIC + line.encode("utf-8", "surrogateescape") + b"\n" + b"".join(blobs.values())
+    return record.RECORD_MAGIC + line.encode("utf-8", "surrogateescape") + b"\n" + b"".join(blobs.values())
 
 
 def _store(path: str, code: str, deps: list[list[object]], brief: Brief, memo: dict[str, Any]) -> None:

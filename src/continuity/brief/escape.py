@@ -69,9 +69,7 @@ def _hidden_marker(match: str) -> str:
 def _is_hidden(ch: str) -> bool:
     # The whole tag block counts, unassigned code points included (U+E0000, U+E0002..E001F are Cn),
     # and so do lone surrogates, which a YAML escape such as "\ud800" puts into a frontmatter value.
-    return ch not in "\n\t" and (
-        unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f"
-    )
+    return ch not in "\n\t" and (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f")
 
 
 def show_hidden(text: str) -> str:

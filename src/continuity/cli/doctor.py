@@ -114,8 +114,8 @@ def budget(
     Read-only and advisory: exit 0 unless --strict, then 1 on warning, over or incomplete.
     Spare capacity is never a reason to create memory.
     """
-    from continuity.health import budget as core
     from continuity.local import connection
+    from continuity.vault import budget as core
 
     thresholds = core.Thresholds(
         working_set_bytes=working_set_bytes,

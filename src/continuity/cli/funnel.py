@@ -115,5 +115,3 @@ def new_app(help_text: str) -> typer.Typer:
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
-
-

@@ -23,7 +23,6 @@ handoff_app = typer.Typer(
 )
 
 
-
 def _secret_free(item: Handoff) -> str | None:
     """None when the handoff may be shown, else why not (the brief leaves it out for the same reason)."""
     from continuity import limits

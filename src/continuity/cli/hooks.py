@@ -69,7 +69,7 @@ def install_command(
     if scope is Scope.project:
         checkout = pin.find_checkout(Path.cwd())
     else:
-        from continuity.local.onboard import CHECKOUT
+        from continuity.store.onboard import CHECKOUT
 
         checkout = CHECKOUT
     repo = find_repo_root(Path.cwd())

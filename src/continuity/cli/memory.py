@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 note_app = typer.Typer(help="Propose memories as candidates for review.", no_args_is_help=True)
 
 
-
 class Kind(str, Enum):
     fact = "fact"
     decision = "decision"
@@ -161,11 +160,11 @@ def archive(
 
 def revalidate(json_out: JsonOption = False) -> None:
     """List approved notes past their revalidate_by date (read-only)."""
-    from continuity.memory import review as memory
+    from continuity.memory import revalidation
     from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd())
-    due, invalid = memory.revalidate(ctx.vault)
+    due, invalid = revalidation.revalidate(ctx.vault)
     if json_out:
         emit_json(
             {

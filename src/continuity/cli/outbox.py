@@ -20,9 +20,7 @@ HELP = (
 
 NowOpt = Annotated[
     str | None,
-    typer.Option(
-        "--now", metavar="ISO", help="Act as if the time were ISO (UTC; 'Z' accepted).", hidden=True
-    ),
+    typer.Option("--now", metavar="ISO", help="Act as if the time were ISO (UTC; 'Z' accepted).", hidden=True),
 ]
 
 
@@ -92,8 +90,7 @@ def inspect(
                 "expires": format_time(result.expires),
                 "intact": result.intact,
                 "files": [
-                    {"name": f.name, "bytes": f.bytes, "sha256": f.sha256, "status": f.status}
-                    for f in result.files
+                    {"name": f.name, "bytes": f.bytes, "sha256": f.sha256, "status": f.status} for f in result.files
                 ],
                 "unexpected": list(result.unexpected),
             }
@@ -102,9 +99,7 @@ def inspect(
         typer.echo(f"package  {result.package}")
         typer.echo(f"path     {result.path}")
         typer.echo(f"created  {format_time(result.created)}")
-        typer.echo(
-            f"expires  {format_time(result.expires)}{'' if result.managed else ' (not delivered here)'}"
-        )
+        typer.echo(f"expires  {format_time(result.expires)}{'' if result.managed else ' (not delivered here)'}")
         typer.echo(f"intact   {'yes' if result.intact else 'no'}")
         for f in result.files:
             typer.echo(f"  {f.status:<10} {f.bytes:>12}  sha256:{f.sha256}  {f.name}")
@@ -119,9 +114,7 @@ def sweep(
         str | None,
         typer.Option("--now", metavar="ISO", help="Act as if the time were ISO (UTC; 'Z' accepted)."),
     ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Report what would happen; change nothing.")
-    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would happen; change nothing.")] = False,
     as_json: JsonOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing unless something fails.")] = False,
     hook: Annotated[
@@ -175,9 +168,7 @@ def sweep(
 
 
 def install_sweeper(
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print what would be installed; change nothing.")
-    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be installed; change nothing.")] = False,
     as_json: JsonOption = False,
     now: NowOpt = None,
 ) -> None:

@@ -25,7 +25,7 @@ def init(
     json_out: JsonOption = False,
 ) -> None:
     """Connect this checkout to a vault on this computer (idempotent)."""
-    from continuity.local import onboard
+    from continuity.store import onboard
 
     result = onboard.init(Path.cwd(), vault, new=new, device=device, project=project, force=force)
     if json_out:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from continuity.gate import rules
+from continuity.gate import shapes
 from continuity.gate.doc import Candidate, Doc, rx
-from continuity.gate.rules import words
+from continuity.gate.shapes import words
 
 # Secret-named keys in ENV, YAML, JSON, TOML and code. The name is found from a keyword inside it and
 # split into words (snake, kebab, dotted, camelCase); the last secret word decides, and only
@@ -144,11 +144,11 @@ def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     value = value.strip()
     if not quoted:
         value = value.rstrip(".)]}")
-    if len(value) < (6 if password else 8) or value.lower() in rules.PLACEHOLDER_VALUES:
+    if len(value) < (6 if password else 8) or value.lower() in shapes.PLACEHOLDER_VALUES:
         return False
     if value[0] in "$%" or (not quoted and value[0] in "!&@#|>*"):
         return False  # a reference, a format string, a YAML tag, anchor or block, a comment
-    if rules.is_placeholder(value) or "://" in value or rules.env_name(value) or value.startswith("-----BEGIN"):
+    if shapes.is_placeholder(value) or "://" in value or shapes.env_name(value) or value.startswith("-----BEGIN"):
         return False  # (a key block is the private-key detector's, which reads its body)
     if not quoted and any(c in value for c in "()[]{}"):
         return False  # code: a call, an index, a type
@@ -156,7 +156,7 @@ def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
         return False  # a number, a date, a version
     if password and (passphrase_like(value, 4 if " " in value else 3) or run_together(value)):
         return True
-    if rules.word_like(value):
+    if shapes.word_like(value):
         # A bare word is an identifier; a quoted one can be a (weak) password.
         return (
             quoted
@@ -171,10 +171,10 @@ def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     if path_like(value) or rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
         return False  # a path or an e-mail address
     if password:
-        return rules.char_classes(value) >= 2 or rules.looks_random(value, 12)
+        return shapes.char_classes(value) >= 2 or shapes.looks_random(value, 12)
     if kind == "key":
-        return rules.token_like(value)
-    return (rules.char_classes(value) >= 3 and len(value) >= 8) or rules.token_like(value)
+        return shapes.token_like(value)
+    return (shapes.char_classes(value) >= 3 and len(value) >= 8) or shapes.token_like(value)
 
 
 # Words that make a run of words a note, a reference or an identifier rather than a passphrase
@@ -213,7 +213,7 @@ def run_together(value: str) -> bool:
     naming a secret itself (`vaultpasswordfile`)."""
     if len(value) < 16 or not (value.isascii() and value.isalpha() and value.islower()):
         return False
-    if value.endswith(_PROSE_ENDINGS) or rules.is_placeholder(value):
+    if value.endswith(_PROSE_ENDINGS) or shapes.is_placeholder(value):
         return False
     return not any(word in value for word in ("password", "secret", "token", "vault"))
 
@@ -223,7 +223,7 @@ def path_like(value: str) -> bool:
     happens to start with a slash: no segment of it looks generated."""
     if not (value[0] in "/~." or rx(r"[A-Za-z]:\\").match(value)):
         return False
-    return not any(rules.token_like(part) for part in rx(r"[/\\]").split(value) if len(part) >= 16)
+    return not any(shapes.token_like(part) for part in rx(r"[/\\]").split(value) if len(part) >= 16)
 
 
 FINDERS = (_assignments,)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from continuity.gate import rules
+from continuity.gate import shapes
 from continuity.gate.assignments import SCHEMA_WORDS, passphrase_like, run_together
 from continuity.gate.doc import Candidate, Doc, rx
-from continuity.gate.rules import words
+from continuity.gate.shapes import words
 from continuity.gate.structures import credential_ok
 
 # "The password is …", "pw for staging: …", "the API token is …": secrets written in sentences.
@@ -54,22 +54,22 @@ def _sentences(doc: Doc) -> list[Candidate]:
 def _spoken_password_ok(value: str, quoted: bool) -> bool:
     """A password named in prose: quoted, or not a plain word (prose says "is stored", "is rotated")."""
     value = value.rstrip(".,;:!?)]") if not quoted else value
-    if len(value) < 6 or value.lower() in rules.PLACEHOLDER_VALUES or value.lower() in SCHEMA_WORDS:
+    if len(value) < 6 or value.lower() in shapes.PLACEHOLDER_VALUES or value.lower() in SCHEMA_WORDS:
         return False
-    if value[0] in "$%<{/" or "://" in value or rules.env_name(value) or rules.is_placeholder(value):
+    if value[0] in "$%<{/" or "://" in value or shapes.env_name(value) or shapes.is_placeholder(value):
         return False
     if "1password" in value.lower() or rx(r"[0-9:./\-]+").fullmatch(value):
         return False
     if quoted or passphrase_like(value, 4):
         return True
-    return not rules.word_like(value) and rules.char_classes(value) >= 2
+    return not shapes.word_like(value) and shapes.char_classes(value) >= 2
 
 
 def _spoken_token_ok(value: str) -> bool:
     value = value.rstrip(".,;:!?)]")
-    if not value or value[0] in "$%<{" or "://" in value or rules.env_name(value):
+    if not value or value[0] in "$%<{" or "://" in value or shapes.env_name(value):
         return False
-    return rules.token_like(value) and not rules.digest_like(value)
+    return shapes.token_like(value) and not shapes.digest_like(value)
 
 
 # Password nouns in other languages (English ones have their own sentence forms above).
@@ -206,7 +206,7 @@ def _context_shapes(doc: Doc) -> list[Candidate]:
         if len(lowered) == len(doc.text):
             mentions = rx(context).finditer(lowered)
         else:
-            mentions = rules.compiled(context, re.IGNORECASE | re.MULTILINE).finditer(doc.text)
+            mentions = shapes.compiled(context, re.IGNORECASE | re.MULTILINE).finditer(doc.text)
         near: set[int] = set()
         for mention in mentions:
             index = doc.line_of(mention.start()) - 1
@@ -215,11 +215,11 @@ def _context_shapes(doc: Doc) -> list[Candidate]:
             for match in rx(pattern).finditer(doc.lines[index][:4096]):
                 value = match.group(0)
                 if (
-                    rules.char_classes(value) >= classes
+                    shapes.char_classes(value) >= classes
                     and "EXAMPLE" not in value
-                    and rules.shannon_entropy(value) >= entropy
-                    and not rules.is_placeholder(value)
-                    and not rules.is_sequential(value)
+                    and shapes.shannon_entropy(value) >= entropy
+                    and not shapes.is_placeholder(value)
+                    and not shapes.is_sequential(value)
                 ):
                     out.append((doc.starts[index] + match.start(), detector, value))
     return out

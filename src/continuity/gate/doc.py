@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 
-from continuity.gate import rules
+from continuity.gate import rules, shapes
 
 Candidate = tuple[int, str, str]  # (offset, detector, value)
 
 
 def rx(pattern: str) -> re.Pattern[str]:
     """Compile on first use (multi-line mode: `^` is a line start); the rule module keeps the cache."""
-    return rules.compiled(pattern, re.MULTILINE)
+    return shapes.compiled(pattern, re.MULTILINE)
 
 
 class Doc:
@@ -51,9 +51,9 @@ class Doc:
         if self._hits is None:
             words = r"pass|pwd|pw|secret|token|key|credential|creds"
             if len(self.lowered) == len(self.text):
-                found = rules.compiled(words).finditer(self.lowered)
+                found = shapes.compiled(words).finditer(self.lowered)
             else:
-                found = rules.compiled(words, re.IGNORECASE).finditer(self.text)
+                found = shapes.compiled(words, re.IGNORECASE).finditer(self.text)
             self._hits = [m.span() for m in found]
         return self._hits
 
@@ -90,8 +90,8 @@ class Doc:
         when lower-casing moved offsets (rare non-ASCII), IGNORECASE on the text is the fallback.
         """
         if len(self.lowered) == len(self.text):
-            return rules.compiled(pattern, re.MULTILINE), self.lowered
-        return rules.compiled(pattern, re.MULTILINE | re.IGNORECASE), self.text
+            return shapes.compiled(pattern, re.MULTILINE), self.lowered
+        return shapes.compiled(pattern, re.MULTILINE | re.IGNORECASE), self.text
 
     @property
     def lines(self) -> list[str]:

@@ -13,10 +13,10 @@ holds; codes and phrases wait for their label's literal words.
 
 from __future__ import annotations
 
-from continuity.gate import rules
+from continuity.gate import shapes
 from continuity.gate.assignments import assigned_value_ok, passphrase_like, secret_name, with_word_before
 from continuity.gate.doc import Candidate, Doc, rx
-from continuity.gate.rules import words
+from continuity.gate.shapes import words
 
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 # Where a value names the place a secret is kept instead of holding it.
@@ -72,7 +72,7 @@ def _bare_verb(name: str) -> bool:
 
 def labelled_token_ok(value: str) -> bool:
     """A generated value after a label that names a secret: long, random, not a path or an example."""
-    if len(value) < 24 or rules.is_placeholder(value) or rules.is_sequential(value) or rules.env_name(value):
+    if len(value) < 24 or shapes.is_placeholder(value) or shapes.is_sequential(value) or shapes.env_name(value):
         return False
     if rx(r"[^.]{1,200}\.[a-z]{2,5}").fullmatch(value):
         return False  # a file or host name
@@ -81,8 +81,8 @@ def labelled_token_ok(value: str) -> bool:
         if value[0] in "/~." or sum(1 for p in parts if rx(r"[a-z]{2,12}|v[0-9]{1,2}").fullmatch(p)) >= 2:
             return False  # a path or an API route, not base64
     if all(c in "0123456789abcdefABCDEF" for c in value):
-        return len(value) >= 32 and rules.shannon_entropy(value) >= 3.0
-    return rules.token_like(value)
+        return len(value) >= 32 and shapes.shannon_entropy(value) >= 3.0
+    return shapes.token_like(value)
 
 
 # --- a label alone on its line, the value alone on the next --------------------------------------------
@@ -236,7 +236,7 @@ def _cell_is_secret(cell: str, kind: str) -> bool:
     value = cell.strip()
     quoted = len(value) > 2 and value[0] == value[-1] and value[0] in "`\"'"
     value = value[1:-1] if quoted else value
-    if value in _EMPTY_CELLS or value.lower() in rules.PLACEHOLDER_VALUES or reference_like(value):
+    if value in _EMPTY_CELLS or value.lower() in shapes.PLACEHOLDER_VALUES or reference_like(value):
         return False
     if kind == "pin":
         return rx(r"[0-9]{4,12}").fullmatch(value) is not None and len(set(value)) > 1
@@ -325,7 +325,7 @@ def _recovery_codes(doc: Doc) -> list[Candidate]:
             if label.start() < read:
                 continue
             first, codes, read = _listed_after(doc, label.end(), _CODE)
-            real = [c for c in codes if any(ch.isdigit() for ch in c) and not rules.is_placeholder(c)]
+            real = [c for c in codes if any(ch.isdigit() for ch in c) and not shapes.is_placeholder(c)]
             if len(real) >= 2 and len(set(real)) == len(real):
                 out.append((first, "recovery-codes", " ".join(real)))
     if "phrase" in lowered or "mnemonic" in lowered or "seed words" in lowered or "bip" in lowered:

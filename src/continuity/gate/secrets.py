@@ -11,7 +11,7 @@ and code (`secret_assignments`); passwords in sentences and shapes near a servic
 AWS, Twilio, Mailgun (`secret_context`); values that a label names without an operator, on the line
 below it or in a table column (`secret_labels`); private key bodies without their armour and
 payment card numbers, which prove what they are by their own structure (`secret_values`); and
-detect-secrets for the few formats it knows that we do not (here, behind one adapter). All of them
+detect-secrets for the few formats it knows that we do not (`detectsecrets`). All of them
 read one `secret_doc.Doc`; this module runs them and turns what they return into findings.
 
 Cost matters because this runs on the session-start hook's cold path, where a clean prose note is the
@@ -29,12 +29,13 @@ from typing import NamedTuple
 from continuity.gate import (
     assignments as secret_assignments,
     context as secret_context,
+    detectsecrets,
     labels as secret_labels,
     rules,
     structures as secret_structures,
     values as secret_values,
 )
-from continuity.gate.doc import Candidate, Doc, rx
+from continuity.gate.doc import Candidate, Doc
 
 ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 SCAN_ERROR = "scan-error"
@@ -178,85 +179,6 @@ def _allowlisted_lines(doc: Doc) -> frozenset[int]:
     return frozenset(number for number, line in enumerate(doc.lines, start=1) if ALLOWLIST_PRAGMA in line.lower())
 
 
-# --- detect-secrets, behind one adapter -------------------------------------------------------------
-
-# Plugins whose formats the project's own rules do not cover; everything else is ours, so the heavy
-# import is paid only for the rare line that names one of these services.
-DETECT_SECRETS_PLUGINS = (
-    "ArtifactoryDetector",
-    "CloudantDetector",
-    "DiscordBotTokenDetector",
-    "IbmCloudIamDetector",
-    "IbmCosHmacDetector",
-    "SoftlayerDetector",
-)
-_DS_DETECTORS = {
-    "Artifactory Credentials": "artifactory-token",
-    "Cloudant Credentials": "cloudant-credentials",
-    "Discord Bot Token": "discord-bot-token",
-    "IBM Cloud IAM Key": "ibm-cloud-iam-key",
-    "IBM COS HMAC Credentials": "ibm-cos-hmac-key",
-    "SoftLayer Credentials": "softlayer-api-key",
-}
-# Shapes of what the adapter's plugins look for, slightly wider than theirs: the whole note is
-# searched for them (C speed), and only lines with a match go to detect-secrets.
-_DS_SHAPES = (
-    r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27}",  # Discord bot token
-    r"AKC[A-Za-z0-9]{10}|AP[0-9A-F][A-Za-z0-9]{8}",  # Artifactory
-)
-# IBM Cloud, IBM COS, SoftLayer and Cloudant keys follow a name that says so.
-_DS_NAMES = ("ibm", "softlayer", "cloudant", "hmac")
-
-
-def _detect_secrets_candidates(doc: Doc) -> list[Candidate]:
-    text = doc.text
-    wanted: set[int] = set()
-    for shape in _DS_SHAPES:
-        wanted.update(doc.line_of(m.start()) for m in rx(shape).finditer(text))
-    if any(name in doc.lowered for name in _DS_NAMES):
-        long_run = rx(r"[A-Za-z0-9_\-]{24}")
-        for number, line in enumerate(doc.lines, start=1):
-            lowered = line.lower()
-            if (
-                any(name in lowered for name in _DS_NAMES)
-                and any(word in lowered for word in ("key", "pwd", "pass", "token"))
-                and long_run.search(line)
-            ):
-                wanted.add(number)
-    if not wanted:
-        return []
-    lines = [(number, doc.lines[number - 1].rstrip("\r")) for number in sorted(wanted)]
-    return [(doc.starts[number - 1], detector, value) for number, detector, value in detect_secrets_scan(lines)]
-
-
-def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
-    """Run detect-secrets' line plugins on in-memory lines: (line number, detector id, value).
-
-    Uses `detect_secrets.core.scan._process_line_based_plugins`, the private loop behind `scan_file`
-    (pinned to detect-secrets 1.5.0; tests exercise it), inside `transient_settings` so the process-wide
-    settings are restored afterwards. Its heuristic filters are off: they drop real secrets, and the
-    project's own placeholder checks run on our rules instead. Each line is scanned alone, so a
-    plugin's context is that line. Not thread-safe: detect-secrets' settings are process-wide.
-    """
-    if not lines:
-        return []
-    from detect_secrets.core.scan import _process_line_based_plugins
-    from detect_secrets.settings import transient_settings
-
-    config = {
-        "plugins_used": [{"name": name} for name in DETECT_SECRETS_PLUGINS],
-        "filters_used": [],
-    }
-    out: list[tuple[int, str, str]] = []
-    with transient_settings(config):
-        for number, line in lines:
-            for secret in _process_line_based_plugins(lines=[(1, line)], filename="note.md"):
-                value = secret.secret_value or ""
-                detector = _DS_DETECTORS.get(secret.type, "detect-secrets")
-                out.append((number, detector, value))
-    return out
-
-
 # --- the detectors, in the order they run --------------------------------------------------------------
 
 
@@ -271,5 +193,5 @@ _FINDERS = (
     *secret_context.FINDERS,
     *secret_labels.FINDERS,
     *secret_values.FINDERS,
-    _detect_secrets_candidates,
+    detectsecrets.candidates,
 )

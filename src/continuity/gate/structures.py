@@ -11,9 +11,9 @@ on the startup path.
 
 from __future__ import annotations
 
-from continuity.gate import rules
+from continuity.gate import shapes
 from continuity.gate.doc import Candidate, Doc, rx
-from continuity.gate.rules import words
+from continuity.gate.shapes import words
 
 _PEM_HEADER = r"BEGIN [A-Z0-9 ]{0,30}?PRIVATE KEY(?: BLOCK)? ?-{3,5}"
 # After the header (and whatever else its line holds): escaped or real line breaks, up to four
@@ -63,7 +63,7 @@ def _service_accounts(doc: Doc) -> list[Candidate]:
         )
         for m in matcher.finditer(haystack):
             value = text[m.start(1) : m.end(1)]
-            if not rules.is_placeholder(value):
+            if not shapes.is_placeholder(value):
                 out.append((m.start(), "gcp-private-key-id", value))
     return out
 
@@ -99,11 +99,11 @@ def credential_ok(password: str) -> bool:
     """A password in a URL or `curl -u` that is a value, not a reference or a filler."""
     if password.lower() in _URL_PASSWORD_WORDS or password[0] in "$%*":
         return False
-    if rules.is_placeholder(password) or set(password) <= {"*", "x", "X", ".", "-", "_"}:
+    if shapes.is_placeholder(password) or set(password) <= {"*", "x", "X", ".", "-", "_"}:
         return False
     if password.isdigit() and len(password) <= 5:
         return False  # a port, or a uid:gid pair
-    return len(password) >= 6 or rules.char_classes(password) >= 3
+    return len(password) >= 6 or shapes.char_classes(password) >= 3
 
 
 def _curl_credentials(doc: Doc) -> list[Candidate]:
@@ -127,11 +127,11 @@ def _auth_headers(doc: Doc) -> list[Candidate]:
         for match in rx(r"[Bb]earer[ \t]{1,8}([A-Za-z0-9._~+/=-]{16,4096})").finditer(text):
             value = match.group(1)
             pieces = rx(r"[._~+/=-]").split(value)
-            if rules.token_like(max(pieces, key=len)) or (rules.token_like(value) and len(value) >= 24):
+            if shapes.token_like(max(pieces, key=len)) or (shapes.token_like(value) and len(value) >= 24):
                 out.append((match.start(), "bearer-token", value))
     if "asic " in text:
         for match in rx(r"[Bb]asic[ \t]{1,8}([A-Za-z0-9+/]{8,512}={0,2})").finditer(text):
-            user, colon, password = (rules.b64_text(match.group(1)) or "").partition(":")
+            user, colon, password = (shapes.b64_text(match.group(1)) or "").partition(":")
             if colon and user and password and credential_ok(password):
                 out.append((match.start(), "basic-auth-header", match.group(1)))
     return out
@@ -144,16 +144,14 @@ def _docker_auths(doc: Doc) -> list[Candidate]:
         return []
     out: list[Candidate] = []
     for match in rx(r"\"auth\"[ \t]{0,4}:[ \t]{0,4}\"([A-Za-z0-9+/]{8,1024}={0,2})\"").finditer(text):
-        user, colon, password = (rules.b64_text(match.group(1)) or "").partition(":")
+        user, colon, password = (shapes.b64_text(match.group(1)) or "").partition(":")
         if colon and user and password and credential_ok(password):
             out.append((match.start(), "docker-auth", match.group(1)))
     return out
 
 
 # Cookies that hold a login: sessions, auth and remember-me tokens, Google's *SID (not CSRF tokens).
-_SESSION_COOKIE = (
-    r"(?:[a-z0-9_.\-]{0,40}(?:sess|auth|token|remember|logged_in|login|sid)[a-z0-9_.\-]{0,40}|jwt|sso)"
-)
+_SESSION_COOKIE = r"(?:[a-z0-9_.\-]{0,40}(?:sess|auth|token|remember|logged_in|login|sid)[a-z0-9_.\-]{0,40}|jwt|sso)"
 # Outside a Cookie header, only names that are a session cookie's and nothing else's.
 _BARE_SESSION = (
     r"(?<![a-z0-9_.\-])(sessionid|sessid|phpsessid|jsessionid|asp\.net_sessionid|connect\.sid|laravel_session"
@@ -206,7 +204,7 @@ def _cookie_ok(value: str) -> bool:
     if len(value) < 16 or (value[0] in "$<{%" and not value.lower().startswith("s%3a")):
         return False
     pieces = rx(r"%[0-9A-Fa-f]{2}|[.:|_\-]").split(value)
-    return rules.token_like(max(pieces, key=len)) or rules.token_like(value)
+    return shapes.token_like(max(pieces, key=len)) or shapes.token_like(value)
 
 
 # scheme://<public key>[:<legacy secret key>]@host[:port]/[path/]<project id>
@@ -229,7 +227,7 @@ def _sentry_dsns(doc: Doc) -> list[Candidate]:
             before = text[max(0, start - 200) : start]
             if "dsn" not in before[before.rfind("\n") + 1 :].lower():
                 continue
-        if rules.looks_random(key) and not rules.is_placeholder(key):
+        if shapes.looks_random(key) and not shapes.is_placeholder(key):
             out.append((start, "sentry-dsn", key))
     return out
 
@@ -275,9 +273,9 @@ def _kubernetes_secrets(doc: Doc) -> list[Candidate]:
         if block_indent < 0 or ":" not in stripped:
             continue
         value = stripped.partition(":")[2].strip().rstrip(",").strip("\"'")
-        if not value or rules.is_placeholder(value) or value[0] in "$<{|>":
+        if not value or shapes.is_placeholder(value) or value[0] in "$<{|>":
             continue
-        if (len(value) >= 6 and not rules.word_like(value)) if string_data else bool(rules.b64_bytes(value)):
+        if (len(value) >= 6 and not shapes.word_like(value)) if string_data else bool(shapes.b64_bytes(value)):
             pending.append((doc.starts[index] + indent, "kubernetes-secret", value))
     out.extend(pending if is_secret else ())
     return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from continuity.gate.doc import Candidate, Doc, rx
-from continuity.gate.rules import words
+from continuity.gate.shapes import words
 
 # What a DER SEQUENCE looks like in base64, by the size of the key: `MII` (RSA, DSA, PKCS#8, PKCS#12),
 # `MIG`/`MIH` (EC P-384/P-521, small encrypted keys), `MHc`/`MHQ` (EC P-256, secp256k1), `MC4C`

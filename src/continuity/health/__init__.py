@@ -1,0 +1,5 @@
+"""`lifecycle doctor`: every check of whether restoration is ready here (`doctor`) and the report it
+returns (`report`). Checks only: `doctor --fix` writes through `store.cleanup`.
+
+Never imports: continuity.store.writer, continuity.cli, typer, click.
+"""

@@ -35,11 +35,11 @@ from typing import Any
 from continuity import limits
 from continuity.brief import render, sources
 from continuity.errors import ContinuityError, NotConnected, NoteError
-from continuity.health import scan
 from continuity.health.report import Check, Report, check
 from continuity.local import connection
 from continuity.local.connection import Connection
 from continuity.local.repo import find_repo_root
+from continuity.vault import scan
 
 # Environment variables doctor (and what it calls) reads; `resolved.environment` shows their values.
 ENV_READ = (

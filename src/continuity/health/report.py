@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from continuity.health.scan import ScanResult
+    from continuity.vault.scan import ScanResult
 
 LEVELS = ("ok", "warn", "error")
 

@@ -131,15 +131,13 @@ def prune(now: float | None = None) -> None:
     """Remove state files of sessions untouched for a month (bounded, best effort)."""
     import time
 
-    from continuity.store import atomic
-
     cutoff = (time.time() if now is None else now) - limits.HOOK_STATE_MAX_AGE_SECONDS
     try:
         with os.scandir(state_dir()) as entries:
             for count, entry in enumerate(entries):
                 if count >= limits.HOOK_STATE_PRUNE_MAX_ENTRIES:
                     break
-                ours = (len(entry.name) == 69 and entry.name.endswith(".json")) or atomic.is_tmp_name(entry.name)
+                ours = (len(entry.name) == 69 and entry.name.endswith(".json")) or safeio.is_tmp_name(entry.name)
                 if (
                     ours
                     and entry.is_file(follow_symlinks=False)

@@ -1,0 +1,7 @@
+"""This computer's side of a checkout: the connection file (`.agent-vault`, `connfile`) and its
+discovery across worktrees (`connection`), the repository root (`repo`), and the user's cache and
+state folders (`userdirs`). Standard library only: the hook's warm path reads all of it.
+
+Never imports: continuity.vault, continuity.gate, continuity.store, continuity.brief,
+continuity.hook, continuity.cli, typer, click, portalocker, ruamel.
+"""

@@ -133,9 +133,7 @@ def new_handoff(
     if not project:
         raise InputRejected("a handoff needs a project; connect this checkout with 'lifecycle init'")
     title = writer.clean_line(title, "--title", limits.TITLE_MAX_CHARS)
-    session = (
-        writer.clean_line(ctx.session, "--session", limits.SESSION_ID_MAX_CHARS) if ctx.session else None
-    )
+    session = writer.clean_line(ctx.session, "--session", limits.SESSION_ID_MAX_CHARS) if ctx.session else None
     input_start = 1
     if body is None:
         body = writer.template_body("handoff.md", {"title": title})
@@ -182,9 +180,7 @@ def new_handoff(
                 continue
             break
         else:
-            raise InputRejected(
-                f"could not find a free handoff name after {limits.HANDOFF_NAME_ATTEMPTS} attempts"
-            )
+            raise InputRejected(f"could not find a free handoff name after {limits.HANDOFF_NAME_ATTEMPTS} attempts")
         if chosen is not None and update is not None:
             tx.replace(
                 chosen.rel,

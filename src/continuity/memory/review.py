@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity import ids, limits
-from continuity.errors import InputRejected, NoteError, UsageError
+from continuity.errors import InputRejected, UsageError
 from continuity.memory.lookup import (
     Found,
     check_id,
@@ -36,13 +36,13 @@ from continuity.memory.lookup import (
     read_note,
     superseded_ids,
 )
-from continuity.store import lease, writer
+from continuity.store import writer
 from continuity.store.writer import WriteContext
-from continuity.vault import access, layout, notes
+from continuity.vault import layout, notes
 
 KINDS = ("fact", "decision", "lesson", "preference")
 KIND_FOLDERS = {"fact": layout.FACTS, "decision": layout.DECISIONS, "lesson": layout.LESSONS}
-MEMORY_FOLDERS = (layout.FACTS, layout.DECISIONS, layout.LESSONS)
+MEMORY_FOLDERS = layout.APPROVED_FOLDERS
 ARCHIVABLE_FOLDERS = (layout.CANDIDATES, layout.SESSIONS, *MEMORY_FOLDERS, layout.HANDOFFS)
 SCOPES = ("global", "project", "device")
 CONFIDENCES = ("low", "medium", "high")
@@ -356,48 +356,3 @@ def archive(ctx: WriteContext, note_id: str) -> Archived:
         tx.expect(found.rel, writer.sha256_hex(found.data))
         tx.remove(found.rel, op="note.archive", note_id=note_id)
     return Archived(note_id, found.rel, target)
-
-
-# ------------------------------------------------------------------------------------- revalidate
-
-
-@dataclass(frozen=True)
-class Due:
-    id: str
-    rel: str
-    kind: str | None
-    title: str | None
-    revalidate_by: dt.date | None  # None: the note has no usable date, which is itself overdue
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "path": self.rel,
-            "type": self.kind,
-            "title": self.title,
-            "revalidate_by": self.revalidate_by.isoformat() if self.revalidate_by else None,
-        }
-
-
-def revalidate(vault_root: Path, now: dt.datetime | None = None) -> tuple[list[Due], list[tuple[str, str]]]:
-    """Approved notes whose `revalidate_by` is past (or missing); read-only, no lock. (due, invalid)."""
-    today = lease.utcnow(now).date()
-    due: list[Due] = []
-    invalid: list[tuple[str, str]] = []
-    for folder in MEMORY_FOLDERS:
-        for rel, _info in access.list_notes(vault_root, folder):
-            try:
-                data = access.read_capped(vault_root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
-                note = notes.parse_note(data, rel)
-            except NoteError as exc:
-                invalid.append((rel, str(exc)))
-                continue
-            found = Found(rel, note, data)
-            if note.meta.get("status") != "approved" or not ids.is_note_id(note.meta.get("id")):
-                continue
-            when = notes.as_date(note.meta.get("revalidate_by"))
-            if when is None or when < today:
-                kind = found.text("type")
-                due.append(Due(found.id, rel, kind, found.text("title"), when))
-    due.sort(key=lambda item: (item.revalidate_by or dt.date.min, item.rel))
-    return due, invalid

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import limits, safeio
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
 from continuity.local.connection import ensure_ignored
 from continuity.local.repo import find_repo_root
@@ -87,9 +87,7 @@ def whole_second(value: datetime) -> datetime:
 def require_repo(start: Path) -> Path:
     repo = find_repo_root(start)
     if repo is None:
-        raise NotConnected(
-            f"{start} is not inside a git checkout; the outbox is a repository's output/ folder"
-        )
+        raise NotConnected(f"{start} is not inside a git checkout; the outbox is a repository's output/ folder")
     return repo
 
 
@@ -109,7 +107,7 @@ def outbox_exists(outbox: Path) -> bool:
 
 
 def _is_state_tmp(name: str) -> bool:
-    return atomic.is_tmp_name(name) and name.startswith(f".{STATE_NAME}.")
+    return safeio.is_tmp_name(name) and name.startswith(f".{STATE_NAME}.")
 
 
 def entries(outbox: Path) -> list[str]:

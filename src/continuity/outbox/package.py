@@ -85,13 +85,9 @@ def _check_sources(files: Sequence[Path]) -> list[Path]:
             raise InputRejected(f"{source} is not a regular file; deliver files, not folders")
         name = source.name
         if name == MANIFEST_NAME:
-            raise InputRejected(
-                f"{source}: {MANIFEST_NAME} is the package manifest's own name; rename the file"
-            )
+            raise InputRejected(f"{source}: {MANIFEST_NAME} is the package manifest's own name; rename the file")
         if name in seen:
-            raise InputRejected(
-                f"{seen[name]} and {source} have the same name; one package holds one of each"
-            )
+            raise InputRejected(f"{seen[name]} and {source} have the same name; one package holds one of each")
         seen[name] = source
     return list(files)
 
@@ -120,9 +116,7 @@ def package_name(created: datetime, label: str) -> str:
     return f"{created.strftime('%Y%m%dT%H%M%SZ')}-{slug}-{secrets.token_hex(3)}"
 
 
-def manifest_document(
-    package: str, created: datetime, expires: datetime, files: Sequence[PackageFile]
-) -> str:
+def manifest_document(package: str, created: datetime, expires: datetime, files: Sequence[PackageFile]) -> str:
     doc = {
         "version": FORMAT_VERSION,
         "package": package,
@@ -133,9 +127,7 @@ def manifest_document(
     return json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
 
 
-def deliver(
-    repo: Path, files: Sequence[Path], *, name: str | None = None, now: datetime | None = None
-) -> Delivery:
+def deliver(repo: Path, files: Sequence[Path], *, name: str | None = None, now: datetime | None = None) -> Delivery:
     """Copy `files` into a new package under `repo/output/` that expires exactly seven days from now."""
     sources = _check_sources(files)
     created = whole_second(now or utc_now())
@@ -156,9 +148,7 @@ def deliver(
         with locked(outbox):
             state = read_state(outbox)
             if state is None:
-                raise InputRejected(
-                    f"{outbox / STATE_NAME} disappeared during delivery; nothing was delivered"
-                )
+                raise InputRejected(f"{outbox / STATE_NAME} disappeared during delivery; nothing was delivered")
             if os.path.lexists(outbox / package):
                 raise InputRejected(f"{outbox / package} appeared during delivery; deliver again")
             staging.rename(outbox / package)

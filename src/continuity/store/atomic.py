@@ -10,28 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
 from continuity.errors import InputRejected
+from continuity.safeio import tmp_name
 from continuity.vault import access
 
-TMP_SUFFIX = ".tmp"
 PRIVATE_FILE_MODE = 0o600
 
 
 def tmp_name_for(target: Path) -> Path:
-    return target.with_name(f".{target.name}.{secrets.token_hex(6)}{TMP_SUFFIX}")
-
-
-def is_tmp_name(name: str) -> bool:
-    """True for names this module creates: `.<name>.<12 hex>.tmp`."""
-    if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
-        return False
-    stem = name[: -len(TMP_SUFFIX)]
-    _, dot, token = stem.rpartition(".")
-    return bool(dot) and len(token) == 12 and all(c in "0123456789abcdef" for c in token)
+    return target.with_name(tmp_name(target.name))
 
 
 def fsync_dir(directory: Path) -> None:

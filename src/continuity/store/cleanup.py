@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from continuity import limits
-from continuity.health import scan
+from continuity.vault import scan
 
 
 def fix(cwd: Path, *, now: float | None = None, on_wait: Callable[[str], None] | None = None) -> list[str]:
@@ -25,8 +25,8 @@ def fix(cwd: Path, *, now: float | None = None, on_wait: Callable[[str], None] |
     """
     import time
 
+    from continuity.safeio import is_tmp_name
     from continuity.store import writer
-    from continuity.store.atomic import is_tmp_name
 
     conn, ctx = writer.connect(cwd, on_wait=on_wait)
     found = scan.scan(ctx.vault, conn.project, conn.device).temporary

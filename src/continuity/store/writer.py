@@ -332,14 +332,13 @@ def slugify(title: str, fallback: str) -> str:
     return slug or fallback
 
 
-
 def template_body(name: str, values: dict[str, str]) -> str:
     """The body of `templates/<name>` with `{{key}}` filled in (frontmatter is the writer's job).
 
     The template's own frontmatter documents the fields for people who write notes by hand; it is
     split off unparsed. Templates ship in the package too, so every installation has them.
     """
-    from continuity.local.onboard import resource_dir
+    from continuity.store.onboard import resource_dir
 
     path = resource_dir("templates") / name
     text = access.read_capped(path.parent, path.name, limits.LIFECYCLE_TEXT_CAP_BYTES)

@@ -283,7 +283,7 @@ def check_for(start: Path) -> tuple[bool, str]:
     try:
         checkout = find_checkout(start)
     except UsageError:
-        from continuity.local.onboard import CHECKOUT
+        from continuity.store.onboard import CHECKOUT
 
         if not (CHECKOUT / SCRIPT_REL).is_file():
             return False, "the hook pin cannot be checked: continuity is not installed from a checkout"

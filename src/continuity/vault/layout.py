@@ -14,6 +14,7 @@ MEMORY = "30-memory"
 FACTS = "30-memory/facts"
 DECISIONS = "30-memory/decisions"
 LESSONS = "30-memory/lessons"
+APPROVED_FOLDERS = (FACTS, DECISIONS, LESSONS)
 DOCUMENTS = "40-documents"
 DEVICES = "50-devices"
 INBOX = "60-inbox"

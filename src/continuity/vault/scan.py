@@ -30,15 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuity import limits
-from continuity.health.budget import Tally, Thresholds, human_size, is_working_set, worst
-from continuity.store.atomic import is_tmp_name
+from continuity.safeio import is_tmp_name
 from continuity.vault import layout
+from continuity.vault.budget import Tally, Thresholds, human_size, is_working_set, worst
 from continuity.vault.conflicts import conflict_engine
 
 STOP_ENTRIES = "entries"
 STOP_DIRS = "dirs"
 STOP_REVIEW = "review"
 STOP_UNREADABLE = "unreadable"
+
 
 @dataclass(frozen=True)
 class Conflict:
@@ -357,10 +358,7 @@ def _budget_verdict(result: ScanResult) -> Verdict:
     )
     per_file = ""
     if tally.files_over or tally.files_warning:
-        per_file = (
-            f"; {tally.files_over} file(s) over {human_size(limit.file_bytes)} "
-            f"and {tally.files_warning} near it"
-        )
+        per_file = f"; {tally.files_over} file(s) over {human_size(limit.file_bytes)} and {tally.files_warning} near it"
     state = worst(tally.working_set_state(limit), tally.file_state())
     if result.stop == STOP_REVIEW:
         return ("scan.budget", "warn", f"{figures}: over its review limit{per_file}; run 'lifecycle budget'")

@@ -39,10 +39,7 @@ from continuity.vault import layout
 
 STATES = ("ok", "warning", "over", "incomplete")
 _RANK = {"ok": 0, "warning": 1, "incomplete": 2, "over": 3}
-ADVICE = (
-    "Spare capacity is never a reason to create memory: these limits say when to review, "
-    "not how much to write."
-)
+ADVICE = "Spare capacity is never a reason to create memory: these limits say when to review, not how much to write."
 
 
 @dataclass(frozen=True)
@@ -230,9 +227,7 @@ def walk(root: Path, thresholds: Thresholds | None = None) -> Report:
     return report_from(tally, limits_, complete=unreadable == 0, links=links, unreadable=unreadable)
 
 
-def report_from(
-    tally: Tally, thresholds: Thresholds, *, complete: bool, links: int, unreadable: int
-) -> Report:
+def report_from(tally: Tally, thresholds: Thresholds, *, complete: bool, links: int, unreadable: int) -> Report:
     ratio = thresholds.ratio
     working_set = Scope(
         "working_set",

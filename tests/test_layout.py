@@ -1,0 +1,165 @@
+"""The package's shape: no import cycle, each package keeps the rule its docstring states, modules stay
+small, folders stay few, and the README's tree names exactly the packages there are.
+
+Imports are read from the source with `ast`, lazy ones inside functions included and `if
+TYPE_CHECKING:` blocks left out, so what is checked is what can run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "continuity"
+README = SRC.parent / "README.md"
+MAX_MODULE_LINES = 400
+MAX_MODULES_PER_FOLDER = 15
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING"
+
+
+def imported(path: Path) -> set[str]:
+    """Every module name an import statement of `path` may load (`from a import b` gives a and a.b)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_bytes()))
+    return found
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+IMPORTS = {name: imported(path) for name, path in MODULES.items()}
+
+
+def _ancestors(name: str) -> set[str]:
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+# A module's own packages are imported before it in any case: no edge, and no cycle through them.
+GRAPH = {
+    name: {m for m in found if m in MODULES and m != name and m not in _ancestors(name)}
+    for name, found in IMPORTS.items()
+}
+
+
+def reach(start: str) -> set[str]:
+    """Every name `start` may import, directly or through the package's own modules (and their parents)."""
+    seen: set[str] = set()
+    names: set[str] = set()
+    stack = [start]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        names |= IMPORTS[current]
+        parts = current.split(".")
+        stack += [".".join(parts[:i]) for i in range(1, len(parts))]
+        stack += sorted(GRAPH[current])
+    return names | seen
+
+
+def test_there_is_no_import_cycle() -> None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[list[str]] = []
+
+    def walk(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for child in sorted(GRAPH[node]):
+            if state.get(child) == 1:
+                cycles.append([*path[path.index(child) :], child])
+            elif child not in state:
+                walk(child, [*path, child])
+        state[node] = 2
+
+    for name in MODULES:
+        if name not in state:
+            walk(name, [name])
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def packages() -> list[Path]:
+    return sorted(p.parent for p in PACKAGE.glob("*/__init__.py") if not p.parent.name.startswith("_"))
+
+
+def never_imports(package: Path) -> list[str]:
+    """The names after 'Never imports:' in the package's docstring."""
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_bytes())) or ""
+    match = re.search(r"Never imports:(.*?)(?:\n\n|\Z)", doc, re.S)
+    if match is None:
+        return []
+    return [name.strip().rstrip(".") for name in match.group(1).split(",") if name.strip()]
+
+
+@pytest.mark.parametrize("package", packages(), ids=lambda p: p.name)
+def test_each_package_says_what_it_owns_and_keeps_its_rule(package: Path) -> None:
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_bytes()))
+    assert doc and len(doc.split()) >= 15, f"{package.name}/__init__.py must say what the package owns"
+    forbidden = never_imports(package)
+    if package.name != "cli":
+        assert forbidden, f"{package.name}/__init__.py must say what it never imports"
+        assert "continuity.cli" in forbidden  # nothing under the core imports the command line
+    prefix = module_name(package / "__init__.py")
+    for name in (m for m in MODULES if m == prefix or m.startswith(prefix + ".")):
+        found = reach(name)
+        broken = sorted(f for f in forbidden for m in found if m == f or m.startswith(f + "."))
+        assert not broken, f"{name} may import {broken}, which {package.name}/__init__.py rules out"
+
+
+def test_the_rules_the_design_depends_on_are_stated() -> None:
+    """The loader never writes or takes the lease; the checks and retrieval never write."""
+    rules = {p.name: set(never_imports(p)) for p in packages()}
+    for name in ("hook", "brief"):
+        assert {"typer", "click", "portalocker", "continuity.store"} <= rules[name], name
+    for name in ("health", "recall"):
+        assert "continuity.store.writer" in rules[name], name
+
+
+def test_no_module_is_too_long_and_no_folder_too_full() -> None:
+    long = {name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+    folders = {p.parent for p in MODULES.values()}
+    full = {
+        f.name: n
+        for f in folders
+        if (n := len([p for p in f.glob("*.py") if p.name != "__init__.py"])) > MAX_MODULES_PER_FOLDER
+    }
+    assert not full, f"folders with more than {MAX_MODULES_PER_FOLDER} modules: {full}"
+
+
+def test_the_readme_tree_names_every_package() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## How the code is laid out", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^\s+(\w+)/\s", section, re.M)) - {"continuity"}
+    assert named == {p.name for p in packages()}
+    for module in ("errors", "limits", "ids", "safeio"):
+        assert f"{module}.py" in section
