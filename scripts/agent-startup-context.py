@@ -77,7 +77,7 @@ PINNED_MODULES = {
     "continuity/local/__init__.py": "1eaedac40dbeaf756c0c2a6e5cedc4e803a13cffb1382e4a2e3d87c75498da5d",
     "continuity/local/connection.py": "9a2181e2e019a829ab21f8ab00e992892221ee0bc1ca8e3811479522b018957a",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
-    "continuity/local/repo.py": "5bbae872e392823bdd718ac9e2077d345fe5597b265bc3876f9faec9796f64de",
+    "continuity/local/repo.py": "3c34b245df698a779854a3ec8c462ca35492cb615d420b08902a5db828238862",
     "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
     "continuity/memory/__init__.py": "f3e01d364bfedb4ec4e90d4bc84115b976f5aeabcb7e7fa2a891c4526b3b5594",
     "continuity/memory/handoff.py": "f91979b072f9cef263a46f667cfe03dd38717a7cc6f6ade665413211681c9b70",

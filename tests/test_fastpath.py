@@ -22,7 +22,9 @@ from continuity.brief import record
 from continuity.local import userdirs
 from continuity.trust import pin
 
-HEAVY = ("ruamel", "detect_secrets", "typer", "portalocker", "click", "pathlib", "dataclasses")
+# What an unchanged vault must not cost: the heavy dependencies, and the standard library's slowest
+# imports (typing, pathlib and dataclasses take several milliseconds each on a session start).
+HEAVY = ("ruamel", "detect_secrets", "typer", "portalocker", "click", "pathlib", "dataclasses", "typing")
 WARM = pin.module_closure(Path(__file__).resolve().parents[1] / "src", ("continuity.hook.warm",))
 
 
