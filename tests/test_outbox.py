@@ -443,6 +443,17 @@ def test_inspect_reports_evidence_and_tampering(work: Path) -> None:
     assert swept["deleted_packages"] == 1
 
 
+def test_inspect_never_follows_a_link_that_replaced_a_delivered_file(work: Path, tmp_path: Path) -> None:
+    doc = ok_json(lifecycle("deliver", "report.md", "--json", "--now", T0))
+    package = Path(doc["path"])
+    (tmp_path / "same.md").write_bytes((package / "report.md").read_bytes())  # identical bytes elsewhere
+    (package / "report.md").unlink()
+    (package / "report.md").symlink_to(tmp_path / "same.md")
+    code, out, _ = lifecycle("inspect", doc["package"], "--json")
+    assert code == 1
+    assert [f["status"] for f in json.loads(out)["files"]] == ["not-a-file"]
+
+
 def test_inspect_refuses_what_is_not_a_package(work: Path) -> None:
     ok_json(lifecycle("deliver", "report.md", "--json"))
     (work / "output" / "loose").mkdir()

@@ -40,7 +40,7 @@ FORMAT_VERSION = 1
 LIFETIME = timedelta(seconds=limits.OUTBOX_LIFETIME_SECONDS)
 PRIVATE_DIR_MODE = 0o700
 _CHUNK_BYTES = 1024 * 1024
-NOFOLLOW = getattr(os, "ONOFOLLOW", 0)
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class LegacyOutbox(InputRejected):
