@@ -1,6 +1,6 @@
 """Killed writers: SIGKILL real vault-writing processes at random moments and check what is left.
 
-Every write command (handoff new, note new, approve, edit, lease acquire, outbox deliver) runs in a
+Every write command (handoff new, note new, approve, edit, lease acquire, outbox deliver, preserve) runs in a
 real child process that is killed with SIGKILL after a random delay drawn from the span of one
 uninterrupted run of the same command. To land the kill inside the work rather than inside interpreter
 start-up, a small fork server imports the package once and forks one child per command; each child is
@@ -13,6 +13,7 @@ file by name.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -163,8 +164,14 @@ def tmp_files(root: Path) -> set[str]:
 
 
 def assert_vault_whole(root: Path) -> None:
-    """Every note parses; every journal is whole lines of JSON objects."""
+    """Every note parses; every journal is whole lines of JSON objects.
+
+    A preserved original in 40-documents/ is an exact file, not a note (its record beside it is one).
+    """
     for path in md_files(root):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(layout.DOCUMENTS + "/") and not rel.endswith(".record.md"):
+            continue
         data = path.read_bytes()
         assert data, f"{path} is empty"
         notes.parse_note(data, path.name)
@@ -420,6 +427,52 @@ def test_killed_outbox_deliver_leaves_whole_packages(setup: Setup) -> None:
     )
     assert "Traceback" not in done.stderr and done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["failed"] == 0
+
+
+def test_killed_preserve_keeps_only_whole_delivered_files_and_a_rerun_completes_it(setup: Setup) -> None:
+    s = setup
+    payload = s.inputs / "chart.bin"
+    payload.write_bytes(random.Random(SEED).randbytes(512 * 1024))
+    text = s.inputs / "summary.md"
+    text.write_text("# Summary\n\nThe numbers.\n" * 2000)
+    packages = []
+    for i in range(3 + KILLS_PER_COMMAND):
+        done = subprocess.run(
+            [str(LIFECYCLE), "outbox", "deliver", "--json", "--name", f"p{i}", str(payload), str(text)],
+            cwd=s.repo,
+            env=hook_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        packages.append(json.loads(done.stdout)["package"])
+    expected = {"chart.bin": payload.read_bytes(), "summary.md": text.read_bytes()}
+
+    def args(i: int) -> list[str]:
+        return ["preserve", packages[i + 3], "--yes", "--why", f"run {i}"]
+
+    def check(i: int, killed: bool) -> None:
+        for path in (s.vault / layout.DOCUMENTS).rglob("*"):
+            if not path.is_file() or is_tmp_name(path.name):
+                continue
+            if path.name.endswith(".record.md"):
+                record = notes.parse_note(path.read_bytes(), path.name).meta
+                kept = path.with_name(path.name.removesuffix(".record.md"))
+                assert kept.read_bytes() == expected[kept.name], "a record without its whole file"
+                assert record["sha256"] == hashlib.sha256(expected[kept.name]).hexdigest()
+            else:
+                assert path.read_bytes() == expected[path.name], f"{path} is not the delivered file"
+        if killed:  # running it again completes what the kill left
+            status, _, _ = s.server.run(args(i), None)
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        package = packages[i + 3]
+        for name in expected:
+            found = list((s.vault / layout.DOCUMENTS).glob(f"*/*-{package}/{name}.record.md"))
+            assert len(found) == 1, (package, name)
+
+    kill_series(s, args, check)
+    assert_doctor_names(s)
 
 
 def test_mixed_kills_across_every_writer_leave_the_vault_whole(setup: Setup) -> None:

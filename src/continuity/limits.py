@@ -118,6 +118,17 @@ OUTBOX_MANIFEST_CAP_BYTES = 1 * MIB
 # How long install-sweeper waits for `crontab` or `schtasks`.
 OUTBOX_SCHEDULER_TIMEOUT_SECONDS = 30
 
+# Preserving a delivered file in 40-documents/ (`lifecycle preserve`): modest originals only, since every
+# byte is synchronized to every computer. A binary file cannot be read by the secret gate, so it is kept
+# (unscanned, with --yes) only below its limit; a text file is scanned whole, about a second of the gate
+# at its limit.
+PRESERVE_BINARY_MAX_BYTES = 10 * MIB
+PRESERVE_TEXT_MAX_BYTES = 10 * MIB
+# The one-line reason a person gives with --why, kept in the document's record.
+PRESERVE_WHY_MAX_CHARS = 500
+# The longest file name the common file systems hold (ext4, APFS, NTFS count it in bytes or units of 255).
+FILE_NAME_MAX_BYTES = 255
+
 # Stop nudge: deterministic signals within one turn.
 STOP_NUDGE_MUTATIONS = 4
 STOP_NUDGE_TOOL_EVENTS = 10

@@ -31,6 +31,9 @@ def _register() -> None:
     from continuity.cli import recall
 
     recall.register(app)
+    from continuity.cli import preserve
+
+    preserve.register(app)
 
 
 _register()

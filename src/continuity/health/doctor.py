@@ -11,7 +11,8 @@ Each check is an id, a level and one line that says what to do (`doctor_report`)
 whatever leaves a hot source out (missing except the handoff, invalid, too large, secret, link, label
 mismatch, the rendered ceiling), a secret or cap breach in INDEX.md or MEMORY_POLICY.md, no connection
 or an unreachable vault, a check that failed to run. Warnings: budget findings, conflict copies,
-several current handoffs, invalid handoffs, the token target exceeded, stale or foreign leases,
+several current handoffs, invalid handoffs, a current handoff that names an outbox path
+(`outbox_paths`), the token target exceeded, stale or foreign leases,
 unusable lease files, leftover temporary files, links, an incomplete scan. A list of files names
 `MAX_NAMED` of them and counts the rest. Secrets are named by line and detector, never by value;
 vault names are shown with control characters escaped so a crafted file name cannot drive the terminal.
@@ -35,6 +36,7 @@ from typing import Any
 from continuity import limits
 from continuity.brief import render, sources
 from continuity.errors import ContinuityError, NotConnected, NoteError
+from continuity.health import outbox_paths
 from continuity.health.report import Check, Report, check
 from continuity.local import connection
 from continuity.local.connection import Connection
@@ -168,6 +170,7 @@ def run(cwd: Path, environ: Mapping[str, str] | None = None, now: dt.datetime | 
     sub_views, sub_notices = sources.validate(sources.gather(root, conn.project, conn.device, render.SUBAGENT_START))
     _brief_check(out, render.SUBAGENT_START, sub_views, [*sub_notices, *scan.notices(result)])
     _handoff_checks(out, gathered, conn.project)
+    out.checks.extend(outbox_paths.checks(gathered, conn))
     _lease_checks(out, root, conn.device, now)
     for ident, level, message in scan.verdicts(result):
         out.add(ident, level, message)

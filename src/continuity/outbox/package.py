@@ -4,7 +4,8 @@
 file's name, size and SHA-256, the package's `created` and `expires`), builds it under a temporary
 name and renames it into place, so a sweep never sees half a package. `inspect` re-reads that evidence
 and says whether every file is still exactly what was delivered, for a file-specific preservation
-proposal. The deletion schedule itself is kept in the outbox record (`outbox.py`), not here.
+proposal, and `read_member` reads one file for `lifecycle preserve` only when it is still exactly what was
+delivered. The deletion schedule itself is kept in the outbox record (`folder.py`), not here.
 """
 
 from __future__ import annotations
@@ -250,8 +251,20 @@ def locate_package(start: Path, package: str) -> tuple[Path, str]:
     return repo, folder.name
 
 
-def inspect(repo: Path, package: str) -> Inspection:
-    """The manifest's evidence and each file's present state, for a file-specific preservation proposal."""
+@dataclass(frozen=True)
+class Evidence:
+    """A package's recorded evidence: the manifest's files and the record's times (for `managed`)."""
+
+    package: str
+    path: Path
+    managed: bool
+    created: datetime
+    expires: datetime
+    files: tuple[PackageFile, ...]
+
+
+def evidence(repo: Path, package: str) -> Evidence:
+    """What was delivered as `package`: refuses (exit 5) anything that is not a package folder in output/."""
     outbox = outbox_path(repo)
     folder = outbox / package
     if package == STATE_NAME or not outbox_exists(outbox):
@@ -272,8 +285,51 @@ def inspect(repo: Path, package: str) -> Inspection:
         created, expires = state.packages[package].since, state.packages[package].expires
     elif state is not None and package in state.enrolled:
         expires = state.enrolled[package].expires
-    checks = tuple(_check_file(folder / f.name, f) for f in listed)
-    names = {f.name for f in listed} | {MANIFEST_NAME}
-    with os.scandir(folder) as found:
-        unexpected = tuple(sorted(e.name for e in found if e.name not in names))
-    return Inspection(package, folder, managed, created, expires, checks, unexpected)
+    return Evidence(package, folder, managed, created, expires, tuple(listed))
+
+
+def inspect(repo: Path, package: str) -> Inspection:
+    """The manifest's evidence and each file's present state, for a file-specific preservation proposal."""
+    found = evidence(repo, package)
+    folder = found.path
+    checks = tuple(_check_file(folder / f.name, f) for f in found.files)
+    names = {f.name for f in found.files} | {MANIFEST_NAME}
+    with os.scandir(folder) as listing:
+        unexpected = tuple(sorted(e.name for e in listing if e.name not in names))
+    return Inspection(package, folder, found.managed, found.created, found.expires, checks, unexpected)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One delivered file read for keeping: `data` holds its bytes only when they are the delivered ones."""
+
+    name: str
+    status: str  # intact | modified | missing | not-a-file | too-large
+    data: bytes | None = None
+
+
+def read_member(package_dir: Path, expected: PackageFile, cap: int) -> Member:
+    """The delivered file's exact bytes, read once, so what is kept is exactly what was checked.
+
+    The size is compared with the manifest and with `cap` before anything is read, and at most cap + 1
+    bytes are; a link or anything but a regular file is never opened for reading.
+    """
+    name = expected.name
+    try:
+        fd = os.open(package_dir / name, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return Member(name, "missing")
+    except OSError:
+        return Member(name, "not-a-file")
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return Member(name, "not-a-file")
+        if info.st_size != expected.bytes:
+            return Member(name, "modified")
+        if info.st_size > cap:
+            return Member(name, "too-large")
+        data = handle.read(cap + 1)
+    if len(data) != expected.bytes or hashlib.sha256(data).hexdigest() != expected.sha256:
+        return Member(name, "modified")
+    return Member(name, "intact", data)

@@ -1,15 +1,16 @@
 """The one write path into the vault.
 
 Every command that changes the vault (handoffs, candidates, approvals, supersede, archive, edits of
-SOUL.md and PREFERENCES.md, leases) goes through a `transaction`:
+SOUL.md and PREFERENCES.md, preserved originals, leases) goes through a `transaction`:
 
 1. take this computer's local lock (`lease.local_lock`), announcing a wait;
 2. re-read the lease state inside the lock and refuse with exit 4 while another device holds an
    unexpired lease;
 3. check each new text before anything is written: a vault-relative path that cannot escape the vault,
    its byte cap, frontmatter that parses, and no secret-like content (exit 5 naming the line and the
-   detector, never the value). Callers check every file of a multi-file change first, so bad input
-   writes nothing at all;
+   detector, never the value); a preserved original is checked by `documents.check_document` instead
+   (its bytes are kept exactly, so it has no frontmatter to parse, and a binary one cannot be
+   scanned). Callers check every file of a multi-file change first, so bad input writes nothing at all;
 4. write atomically (temporary sibling, fsync, rename or link, directory fsync): a new note is created
    exclusively, so a name collision is a refusal and never an overwrite;
 5. append one line per write to this device's journal.
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from continuity import limits
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.store import atomic, journal, lease
+from continuity.store.documents import CheckedDocument
 from continuity.vault import access, layout, notes
 
 if TYPE_CHECKING:
@@ -193,6 +195,17 @@ class Transaction:
         except FileExistsError:
             raise Exists(f"{rel} already exists; refusing to overwrite it") from None
         return self.record(op, note_id, rel, sha256_hex(data))
+
+    def create_document(self, doc: CheckedDocument, *, op: str, note_id: str | None) -> Written:
+        """Write a checked original under its new name; Exists (exit 5) when the name is taken."""
+        if sha256_hex(doc.data) != doc.sha256:
+            raise InputRejected(f"{doc.rel} changed after it was checked; nothing was written")
+        atomic.ensure_dir(self.vault, doc.rel.rpartition("/")[0])
+        try:
+            atomic.write_bytes(self.vault / doc.rel, doc.data, exclusive=True)
+        except FileExistsError:
+            raise Exists(f"{doc.rel} already exists; refusing to overwrite it") from None
+        return self.record(op, note_id, doc.rel, doc.sha256)
 
     def remove(self, rel: str, *, op: str, note_id: str | None) -> Written:
         target = self.vault / access.safe_rel(rel)
