@@ -38,7 +38,14 @@ else:
     ModuleSpec = type(sys.__spec__)  # importlib.machinery.ModuleSpec, without importing importlib (0.6 ms)
 
 SCRIPT = os.path.abspath(sys.argv[0])  # the hook command runs these bytes with their path as argv[0]
-SRC = os.path.join(os.path.dirname(os.path.dirname(SCRIPT)), "src")
+HERE = os.path.dirname(SCRIPT)
+# A checkout keeps the package in src/ beside scripts/; an installed package carries this file in
+# continuity/_scripts/, two folders below the folder that holds `continuity`.
+SRC = (
+    os.path.dirname(os.path.dirname(HERE))
+    if os.path.basename(HERE) == "_scripts"
+    else os.path.join(os.path.dirname(HERE), "src")
+)
 
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
