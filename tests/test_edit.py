@@ -106,6 +106,7 @@ def test_a_yaml_error_is_refused_with_its_line_and_the_text_is_kept(vault: Path,
     result = cli(["edit", "soul", "--accept-concurrency-risk", "--json"])
     assert result.exit_code == 5
     assert "the new 00-system/SOUL.md line 3: invalid frontmatter" in result.stderr
+    assert result.stderr.startswith("lifecycle: error: ") and result.stderr.count("\n") == 1  # one line
     [kept] = working_copies()
     assert kept.read_text() == broken and str(kept) in result.stderr
     assert oct(kept.stat().st_mode & 0o777) == "0o600"

@@ -68,9 +68,10 @@ def _edit_in_editor(which: str, ctx: WriteContext, project: str, rel: str) -> tu
             if plan.old != copy.base:
                 raise InputRejected(f"{rel} changed in the vault while you edited it (a sync arrived?)")
         except ContinuityError as exc:
-            warn(f"lifecycle: {exc}")
-            if interactive() and typer.confirm("Edit it again?", default=True, err=True):
-                continue
+            if interactive():
+                warn(f"lifecycle: {exc}")
+                if typer.confirm("Edit it again?", default=True, err=True):
+                    continue
             raise _refused(exc, copy) from None
         return plan, copy
 
@@ -95,8 +96,8 @@ def _discard(copy: WorkingCopy | None) -> None:
 
 def _refused(exc: ContinuityError, copy: WorkingCopy) -> ContinuityError:
     """The refusal, with the file that keeps the person's text; the same exit code as the reason."""
-    kept = type(exc)(f"nothing was written; your text is kept in {copy.path} (edit it, then --from that file)")
-    return kept if isinstance(exc, (InputRejected, UsageError)) else InputRejected(str(kept))
+    message = f"{exc}; nothing was written, your text is kept in {copy.path} (edit it, then --from that file)"
+    return UsageError(message) if isinstance(exc, UsageError) else InputRejected(message)
 
 
 def edit(
