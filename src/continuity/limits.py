@@ -146,3 +146,8 @@ ID_MAX_CHARS = 63
 NOTE_ID_MAX_CHARS = 128
 SLUG_MAX_CHARS = 48
 DEVICE_SUFFIX_CHARS = 4
+
+# What a pyenv shim in front of `python3` added to one run of the bare interpreter, median of 21 pairs
+# on a busy two-core machine (bench/bench_shim.py: 37 ms real, 180 ms through the shim; the hook
+# handlers paid 210 to 330 ms more). Doctor quotes it; it measures nothing itself.
+PYTHON_SHIM_COST_MS = 140

@@ -17,11 +17,12 @@ def _register() -> None:
     from continuity.cli import outbox
 
     outbox.register(app)
-    from continuity.cli import handoff, lease, memory
+    from continuity.cli import edit, handoff, lease, memory
 
     lease.register(app)
     handoff.register(app)
     memory.register(app)
+    edit.register(app)
     from continuity.cli import hooks
 
     hooks.register(app)
