@@ -270,3 +270,25 @@ def test_the_installed_command_checks_files_as_pre_commit_passes_them(tmp_path: 
     clean = [name for name in staged if name != "30-memory/facts/leak.md"]
     proc = subprocess.run([str(command), "scan", *clean], cwd=root, capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_worker_processes_give_the_same_report_as_one(vault: Path) -> None:
+    write(vault, "30-memory/facts/leak.md", secret_note())
+    write(vault, "30-memory/facts/dup.md", "---\nid: a\nid: b\n---\n")
+    (vault / "30-memory" / "facts" / "linked.md").symlink_to(vault / "30-memory" / "facts" / "dup.md")
+    for n in range(40):
+        write(vault, f"30-memory/decisions/d-{n}.md", NOTE.format(n=n))
+    from continuity.health.scanfiles import vault_targets
+
+    targets = vault_targets(vault)
+    serial = notescan.scan(targets, workers=1)
+    assert len(serial.files) == 3 and serial == notescan.scan(targets, workers=2)
+
+
+def test_workers_start_only_for_many_files() -> None:
+    assert notescan.workers_for(limits.SCAN_PARALLEL_MIN_FILES - 1) == 1
+    assert notescan.workers_for(limits.SCAN_PARALLEL_MIN_FILES) == 1  # each worker gets at least the minimum
+    many = notescan.workers_for(limits.SCAN_PARALLEL_MIN_FILES * 100)
+    assert 1 <= many <= limits.SCAN_MAX_WORKERS
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    assert many == min(limits.SCAN_MAX_WORKERS, cores)
