@@ -292,3 +292,15 @@ def test_workers_start_only_for_many_files() -> None:
     assert 1 <= many <= limits.SCAN_MAX_WORKERS
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     assert many == min(limits.SCAN_MAX_WORKERS, cores)
+
+
+def test_a_control_character_in_a_name_cannot_forge_report_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "two\nlines.md", secret_note())
+    monkeypatch.chdir(tmp_path)
+    result = lifecycle("scan", ".")
+    assert result.exit_code == 5
+    assert all(line.startswith("two\\u000alines.md:5: ") for line in result.stdout.splitlines()[:-1])
+    code, doc = scan_json(".")
+    assert code == 5 and doc["files"][0]["path"] == "two\nlines.md"  # type: ignore[index]

@@ -94,9 +94,10 @@ class ScanReport:
         """`path:line: type` for each finding (`path: type` for the whole file), then a summary."""
         out = []
         for item in self.files:
+            path = printable(item.path)
             for finding in item.findings:
                 where = "" if finding.line is None else f":{finding.line}"
-                out.append(f"{item.path}{where}: {finding.type}")
+                out.append(f"{path}{where}: {finding.type}")
         out.append(self.summary())
         return out
 
@@ -110,6 +111,12 @@ class ScanReport:
             "Remove a secret (and rotate it if it was shared) or mark a false positive with "
             "'pragma: allowlist secret' on its line"
         )
+
+
+def printable(path: str) -> str:
+    """A path for the terminal: a newline or control character in a file name becomes `\\uXXXX`, so a
+    name cannot forge report lines or move the cursor (the JSON report escapes them by itself)."""
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in path)
 
 
 def cap_for(target: Target) -> int:
