@@ -237,6 +237,8 @@ def test_bad_input_is_one_line_and_its_exit_code(tmp_path: Path, monkeypatch: py
     missing = lifecycle("scan", "no-such-note.md")
     assert missing.exit_code == 2 and missing.stdout == ""
     assert missing.stderr == "lifecycle: error: no-such-note.md: no such file or folder\n"
+    pasted = lifecycle("scan", f"notes/{TOKEN}.md")
+    assert pasted.exit_code == 2 and TOKEN not in pasted.stderr and pasted.stderr.count("\n") == 1
     unconnected = lifecycle("scan")
     assert unconnected.exit_code == 3 and unconnected.stderr.startswith("lifecycle: error: ")
     assert unconnected.stderr.count("\n") == 1 and "Traceback" not in unconnected.stderr

@@ -14,7 +14,8 @@ are never followed, so what one points at is never checked). A file named on the
 checked whatever its name, hidden or not Markdown: whoever names a file wants it checked, and
 pre-commit's own `types: [markdown]` filter already decides which files it passes.
 
-Standard library only: nothing here reads a file's content.
+Nothing here reads a file's content; only an error message about a path a person typed goes
+through the gate, so that it cannot echo a pasted token.
 """
 
 from __future__ import annotations
@@ -107,6 +108,13 @@ def _walk(folder: Path, found: Found) -> None:
             found.append((path, False))
 
 
+def _redacted(message: str) -> str:
+    """The message with any secret-like word withheld: a mistyped path may carry a pasted token."""
+    from continuity.gate.secrets import redact
+
+    return redact(message)
+
+
 def targets(paths: list[str], cwd: Path) -> list[Target]:
     """The files named by `paths` (files or folders, relative to `cwd`), each once, in a stable order.
 
@@ -119,9 +127,9 @@ def targets(paths: list[str], cwd: Path) -> list[Target]:
         try:
             info = os.lstat(path)
         except FileNotFoundError:
-            raise UsageError(f"{given}: no such file or folder") from None
+            raise UsageError(_redacted(f"{given}: no such file or folder")) from None
         except OSError as exc:
-            raise UsageError(f"{given}: cannot be examined ({exc.strerror})") from None
+            raise UsageError(_redacted(f"{given}: cannot be examined ({exc.strerror})")) from None
         if stat.S_ISDIR(info.st_mode):
             found: Found = []
             _walk(path, found)
