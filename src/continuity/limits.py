@@ -129,6 +129,11 @@ PRESERVE_WHY_MAX_CHARS = 500
 # The longest file name the common file systems hold (ext4, APFS, NTFS count it in bytes or units of 255).
 FILE_NAME_MAX_BYTES = 255
 
+# `lifecycle scan`: from this many files on, the checks run in worker processes (most of a note's cost
+# is parsing its frontmatter in pure Python), one per core up to the maximum, each with at least this many.
+SCAN_PARALLEL_MIN_FILES = 256
+SCAN_MAX_WORKERS = 8
+
 # Stop nudge: deterministic signals within one turn.
 STOP_NUDGE_MUTATIONS = 4
 STOP_NUDGE_TOOL_EVENTS = 10

@@ -35,6 +35,9 @@ def _register() -> None:
     from continuity.cli import preserve
 
     preserve.register(app)
+    from continuity.cli import scan
+
+    scan.register(app)
 
 
 _register()
