@@ -23,6 +23,11 @@ What Codex 0.171.0 does, as these tests pin it:
   started, while it still slept). Async handlers still running when the session shuts down are
   ended: in a short `codex exec` a 3 s handler was killed (SIGKILL, seen with strace) before its
   last line ran, so an async sweep may be cut short in a one-shot session.
+- MCP: a server in `[mcp_servers.continuity]` of `config.toml` is started in the session's folder; its
+  tools reach the model as the namespace tool `mcp__continuity` (its description is the server's
+  instructions), but only from the second request on: the first goes out before the server is up. A
+  call is a `function_call` with `"namespace": "mcp__continuity"`; its result comes back as a
+  `function_call_output` holding the tool's text.
 """
 
 from __future__ import annotations
@@ -275,6 +280,8 @@ def test_codex_calls_the_recall_tool_and_the_model_gets_the_note_wrapped_then_th
     outputs = [item for item in items(last) if item.get("type") == "function_call_output"]
     assert "continuity: no notes returned" in json.dumps(outputs[-1]), json.dumps(outputs[-1])[:2000]
     assert occurrences(outputs[-1], "mcpbigterm2 lorem") == 0
+    notice = json.dumps(outputs[-1])
+    assert re.search(r"the startup brief's [1-9][0-9]* included", notice), "the hook's brief was not counted"
 
 
 def write_note(vault: Path, note_id: str, body: str) -> None:
