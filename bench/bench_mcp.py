@@ -72,8 +72,7 @@ def checkout(work: Path, vault: Path) -> Path:
 
 
 def server_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("AGENT_VAULT_CONNECTION", "PYTHONDONTWRITEBYTECODE")}
-    return env
+    return {k: v for k, v in os.environ.items() if k not in ("AGENT_VAULT_CONNECTION", "PYTHONDONTWRITEBYTECODE")}
 
 
 def start_ms(repo: Path, repeat: int) -> float:

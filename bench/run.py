@@ -5,8 +5,9 @@
 Runs `bench_session.py` (the session start as the client waits for it, the hooks, `lifecycle render`
 and `--help`, each beside the bare interpreter in the same run), then `bench_doctor_budget.py`,
 `bench_recall.py`, `secrets_bench.py` and `bench_mcp.py` (doctor and budget on 1,000 to 100,000 files,
-recall cold and warm, secret-gate throughput, the MCP server's start and recall through it); `--quick` runs those on smaller sizes. Each prints medians (and
-ratios to the bare interpreter where a person waits). Benchmarks never assert a time; the targets
+recall cold and warm, secret-gate throughput, the MCP server's start and recall through it); `--quick`
+runs those on smaller sizes. Each prints medians (and ratios to the bare interpreter where a person
+waits). Benchmarks never assert a time; the targets
 are in the README.
 """
 

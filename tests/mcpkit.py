@@ -78,12 +78,15 @@ def mcp_server(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iter
             future.result(timeout=30)
 
 
-def record_startup(checkout: Path, size: int, *, harness: str = "codex", event: str = "SessionStart") -> None:
+def record_startup(
+    checkout: Path, size: int, *, harness: str = "codex", event: str = "SessionStart", now: float | None = None
+) -> None:
     """A delivery receipt as the startup hook leaves it, for this checkout (the meter's startup brief)."""
     digest = receipts.checkout_digest(find_repo_root(checkout))
     warm.write_receipt(
         {"harness": harness, "event": event, "source": "startup", "status": "restored", "bytes": size,
-         "tokens_estimate": -(-size // 4), "sha256": "0" * 64, "recovery_note": False, "checkout": digest}
+         "tokens_estimate": -(-size // 4), "sha256": "0" * 64, "recovery_note": False, "checkout": digest},
+        now,
     )  # fmt: skip
 
 

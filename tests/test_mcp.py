@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -260,6 +261,15 @@ def test_an_old_or_other_harness_receipt_is_not_this_session(checkout: Path, vau
     with mcp_server(checkout, "--harness", "codex") as server:
         reply = server.call("recall", {"terms": "midterm"})
     assert "ipsum" in reply.text
+    old = time.time() - limits.MCP_STARTUP_RECEIPT_WINDOW_SECONDS - 60  # an earlier session's brief
+    record_startup(checkout, limits.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES, harness="codex", now=old)
+    with mcp_server(checkout, "--harness", "codex") as server:
+        again = server.call("recall", {"terms": "midterm"})
+    assert "ipsum" in again.text
+    record_startup(checkout, limits.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES, harness="codex")  # this session's
+    with mcp_server(checkout, "--harness", "codex") as server:
+        counted = server.call("recall", {"terms": "midterm"})
+    assert counted.text.startswith("continuity: no notes returned")
 
 
 def test_a_subagent_server_has_the_smaller_allowance(checkout: Path, vault: Path) -> None:
