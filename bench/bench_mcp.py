@@ -14,6 +14,7 @@ Reported as medians, beside the bare interpreter (`python -I -S -c pass`) measur
 * `recall in process`: the server's `recall` tool in process (`Session.call`, the handler the
   protocol dispatches to, a fresh session each time so the allowance never runs out) with a current
   index, over bench_recall's rotation of queries. Target: at most 10 ms at 10,000 notes;
+* `search.recall`: the library call alone, as `lifecycle recall` makes it, for comparison;
 * `recall round trip`: the same tool through an open stdio session, with a term no note holds (so
   the session's allowance is not spent and every sample does the index check and the query).
 
@@ -45,6 +46,7 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from continuity.local.connection import render_connection  # noqa: E402
+from continuity.recall import search  # noqa: E402
 from continuity.server.handlers import Session  # noqa: E402
 from continuity.server.meter import Meter  # noqa: E402
 
@@ -124,6 +126,14 @@ def in_process_ms(repo: Path, repeat: int) -> float:
     return median_ms(one, repeat * len(QUERIES))
 
 
+def library_ms(vault: Path, repeat: int) -> float:
+    """`search.recall` alone, as `lifecycle recall` calls it: what the server adds is the difference."""
+    rotation = iter(range(10**9))
+    return median_ms(
+        lambda: search.recall(vault, DEVICE, PROJECT, QUERIES[next(rotation) % len(QUERIES)]), repeat * len(QUERIES)
+    )
+
+
 def imports_ms(repeat: int) -> float:
     program = "import typer, mcp.server.lowlevel, mcp.server.stdio, continuity.server.stdio"
     return median_ms(lambda: subprocess.run([sys.executable, "-c", program], check=True), repeat)
@@ -147,17 +157,18 @@ def main() -> None:
             os.environ[name] = str(work / sub)
         bare = bare_ms(args.repeat)
         imports = imports_ms(args.repeat)
-        print("notes | start | start/bare | imports | recall in process | recall round trip | bare py")
+        print("notes | start | start/bare | imports | recall in process | search.recall | recall round trip | bare py")
         for total in sizes:
             vault = work / f"vault-{total}"
             make_vault(vault, total)
             repo = checkout(work, vault)
             process = in_process_ms(repo, args.repeat)  # builds the index first (its warm-up)
             start = start_ms(repo, args.repeat)
+            library = library_ms(vault, args.repeat)
             trip = round_trip_ms(repo, args.repeat)
             print(
                 f"{total:5d} | {start:5.0f} | {start / bare:9.1f}x | {imports:7.0f} | {process:17.2f} | "
-                f"{trip:17.2f} | {bare:7.1f}"
+                f"{library:13.2f} | {trip:17.2f} | {bare:7.1f}"
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
