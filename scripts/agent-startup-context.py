@@ -49,7 +49,7 @@ SRC = (
 
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
-    "continuity/__init__.py": "c20c13d082cec43021f9d04552e4663607d86a398f8b70dcf89c47afead838d9",
+    "continuity/__init__.py": "813202bb5122288172e774fc4b1fbc494be0934393577ec77baed3ddd4d0f5e2",
     "continuity/brief/__init__.py": "197698893f5d01b81f41b336fe03a244a6ecbfabd2bdd2ec1c04d1e523c9f3ef",
     "continuity/brief/build.py": "3aa6966404825ba7e998c5e07dd5ab0acd86f7b157b3f527b9d01dc69ee13f4c",
     "continuity/brief/cache.py": "9351e2321d3d791d52796456ab5f86f81ad2f9ec076c8314ae193b781c046986",
@@ -80,7 +80,7 @@ PINNED_MODULES = {
     "continuity/hook/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
     "continuity/hook/warm.py": "e8d7e8977f884d0a1746ca2e12e213d71f20939a6e056163b32c522b7aa811ac",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/limits.py": "3dbfc4cabcfa3edd33e902b2ab137bd605ae6adb7d2847fe46f6e9a9734dafde",
+    "continuity/limits.py": "7ccfce61c44725b77e59a27655df380620d05d9dfc062f21cc128d5fe6687e88",
     "continuity/local/__init__.py": "1eaedac40dbeaf756c0c2a6e5cedc4e803a13cffb1382e4a2e3d87c75498da5d",
     "continuity/local/connection.py": "9a2181e2e019a829ab21f8ab00e992892221ee0bc1ca8e3811479522b018957a",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",

@@ -97,6 +97,18 @@ RECALL_MAX_ATTEMPTS = 3
 # BM25 weight of each indexed field: id, aliases, tags, title, body, parts of mixed-case identifiers.
 RECALL_BM25_WEIGHTS = (5.0, 4.0, 3.0, 3.0, 1.0, 1.0)
 
+# What one MCP server process (`lifecycle mcp`, one client session) returns of private memory in all:
+# warm retrieval within the RECALL_*_ALLOWANCE_BYTES above, and everything, the startup brief included,
+# within these (seed 003's per-task allowance).
+SESSION_MEMORY_MAIN_ALLOWANCE_BYTES = 24 * KIB
+SESSION_MEMORY_SUBAGENT_ALLOWANCE_BYTES = 16 * KIB
+# A startup brief whose receipt is at most this much older than the server's start belongs to its session
+# (the client starts its MCP servers and runs its SessionStart hook at about the same moment).
+MCP_STARTUP_RECEIPT_WINDOW_SECONDS = 120
+# One tool call's text arguments: a handoff section or a note body within its note's cap, a log query
+# within the query cap of recall.
+MCP_LOG_QUERY_MAX_CHARS = 1000
+
 # Journal search.
 LOG_DEFAULT_LIMIT = 20
 LOG_DEFAULT_WINDOW_LINES = 50_000

@@ -38,6 +38,9 @@ def _register() -> None:
     from continuity.cli import scan
 
     scan.register(app)
+    from continuity.cli import mcp
+
+    mcp.register(app)
 
 
 _register()
