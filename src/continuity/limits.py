@@ -141,6 +141,11 @@ RECEIPTS_CAP_BYTES = 64 * KIB
 RECEIPTS_MAX_ENTRIES = 64
 HARNESS_CONFIG_CAP_BYTES = 1 * MIB
 
+# `lifecycle init`: how long one git query (remote URL, root commit) may take, and how many entries of
+# the folders around a missing vault path are looked at for a vault that is already there.
+GIT_QUERY_TIMEOUT_SECONDS = 10
+INIT_NEIGHBOUR_SCAN_MAX_ENTRIES = 256
+
 # Ids.
 ID_MAX_CHARS = 63
 NOTE_ID_MAX_CHARS = 128

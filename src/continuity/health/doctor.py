@@ -66,6 +66,16 @@ _MISSING_HINT = {
     "device": "run 'lifecycle init' in this checkout to create it",
 }
 
+_PLACEHOLDER_HINT = {
+    "soul": "write its ## Brief section (lifecycle edit soul)",
+    "preferences": "write its ## Brief section (lifecycle edit preferences)",
+    "project": "write what an agent must know about this project in its ## Brief section",
+    "device": "write what an agent must know about this computer in its ## Brief section",
+    "handoff": "write a real handoff with 'lifecycle handoff new --from FILE', or mark this one historical",
+}
+# The remedy for a false positive is the person's to apply: the brief's notice never carries it.
+FALSE_POSITIVE_REMEDY = "remove it, or mark a false positive with 'pragma: allowlist secret' on that line"
+
 
 @dataclass(frozen=True)
 class Context:
@@ -201,6 +211,10 @@ def _source_checks(out: _Run, views: list[render.SourceView], conn: Connection) 
             out.add(ident, "ok", f"no current handoff for project {conn.project!r} (nothing to resume)")
         elif view.reason == "missing":
             out.add(ident, "error", f"{paths[view.name]} is missing; {_MISSING_HINT[view.name]}")
+        elif view.reason == "placeholder":
+            out.add(ident, "warn", f"{view.notice}; {_PLACEHOLDER_HINT[view.name]}")
+        elif view.reason == "secret":
+            out.add(ident, "error", f"{view.notice}; {FALSE_POSITIVE_REMEDY}")
         else:
             out.add(ident, "error", view.notice or f"{view.path} is left out ({view.reason})")
 
