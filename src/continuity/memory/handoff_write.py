@@ -3,10 +3,10 @@
 `handoff new` is stricter than loading: all four sections, none of them still the template's
 placeholder text, one to three next actions, the 32 KiB cap and the secret gate, all checked before
 anything is written. Without `--from` it refuses: the template alone holds no state worth handing
-over. The file name begins with the UTC time, so names sort by time; a same-second collision (two agents, or two computers via sync) gets a counter
-suffix, and the exclusive create means one writer can never replace another's new handoff. The
-predecessor (the current handoff that `handoff.select` picks, exactly as the brief would) is marked
-superseded in the same transaction.
+over. The file name begins with the UTC time, so names sort by time; a same-second collision (two
+agents, or two computers via sync) gets a counter suffix, and the exclusive create means one writer
+can never replace another's new handoff. The predecessor (the current handoff that `handoff.select`
+picks, exactly as the brief would) is marked superseded in the same transaction.
 """
 
 from __future__ import annotations
