@@ -315,6 +315,12 @@ def _lease_checks(out: _Run, root: Path, device: str, now: dt.datetime | None) -
             f"{line}: an expired lease is left behind; 'lifecycle lease acquire' takes over, "
             "'lifecycle lease release --force' removes it",
         )
+    from continuity.store import removals
+
+    own = status.own()
+    removed = removals.seen_by(root, device, own.acquired if own else None, lease.utcnow(now))
+    if removed is not None:
+        out.add("lease.removed", "warn", f"{removed.describe()}; take a new lease before writing again")
     if status.invalid:
         count = len(status.invalid)
         out.add("lease.invalid", "warn", f"{count} unusable lease file(s): {_described(status.invalid)}")
