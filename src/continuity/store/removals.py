@@ -78,10 +78,12 @@ def _read(root: Path, rel: str) -> list[Removal]:
         doc = json.loads(access.read_capped(root, rel, limits.LEASE_REMOVALS_CAP_BYTES).decode("utf-8"))
     except (NoteError, UnicodeDecodeError, ValueError):
         return []
-    by = doc.get("device") if isinstance(doc, dict) else None
-    if doc.get("version") != VERSION or not isinstance(by, str) or rel != record_rel(by):  # type: ignore[union-attr]
+    if not isinstance(doc, dict):
         return []
-    items = doc.get("removed")  # type: ignore[union-attr]
+    by = doc.get("device")
+    if doc.get("version") != VERSION or not isinstance(by, str) or rel != record_rel(by):
+        return []
+    items = doc.get("removed")
     found = [_entry(item, by) for item in items] if isinstance(items, list) else []
     return [item for item in found if item is not None]
 
