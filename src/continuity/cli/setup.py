@@ -133,7 +133,7 @@ def explain_command(event: str, harness_name: str) -> None:
 
     brief = build.build_safely(Path.cwd(), event, harness_name)
     if brief is None:
-        brief = render.unavailable(event, harness_name, "this checkout is not connected to a vault")
+        brief = render.unavailable(event, harness_name, build.unconnected(Path.cwd()))
     emit(explain(brief))
     raise typer.Exit(build.EXIT_FOR_STATUS[brief.status])
 

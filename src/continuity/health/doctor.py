@@ -378,4 +378,10 @@ def _hook_scopes(ctx: Context) -> list[Check]:
     return found
 
 
-PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes])
+def _project_identity(ctx: Context) -> list[Check]:
+    from continuity.health import project_identity
+
+    return project_identity.checks(ctx.conn, ctx.root)
+
+
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _project_identity])
