@@ -408,8 +408,8 @@ def test_every_note_template_fills_to_valid_frontmatter(name: str) -> None:
         "id": "an-id",
         "slug": "a-title",
         "session": "s-1",
-        "repository": '"example.org/a/b"',
-        "root_commit": '""',
+        "repository": "example.org/a/b",
+        "root_commit": "",
     }
     text = onboard.fill((ROOT / "templates" / name).read_text(encoding="utf-8"), values)
     note = notes.parse_note(text.encode(), name)

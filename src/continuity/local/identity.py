@@ -29,6 +29,7 @@ from continuity import limits
 _NETWORK_SCHEMES = ("http", "https", "ssh", "git", "git+ssh", "ssh+git")
 # `[user@]host:path` (Git's scp-like form); a one-letter host is a Windows drive, not a host.
 _SCP = re.compile(r"^(?:[^@/\\]+@)?(?P<host>[^:/\\]{2,}):(?P<path>[^/].*|/.+)$")
+_SAFE = re.compile(r"^[a-z0-9._~%+/-]+$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
@@ -70,7 +71,9 @@ def normalize_remote(url: str) -> str | None:
     parts = [part for part in parts if part]
     if not host or not parts or ".." in parts:
         return None
-    return f"{host}/{'/'.join(parts)}".lower()
+    normalized = f"{host}/{'/'.join(parts)}".lower()
+    # Only plain URL characters: the value is written into frontmatter between double quotes.
+    return normalized if _SAFE.match(normalized) else None
 
 
 def _git(repo: Path, *args: str) -> str | None:

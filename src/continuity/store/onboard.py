@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
 import socket
 import stat
@@ -203,8 +202,9 @@ def init(
         "project": project,
         "created": moment,
         "host": socket.gethostname(),
-        "repository": json.dumps(identity.repository or ""),
-        "root_commit": json.dumps(identity.root_commit or ""),
+        # Both are plain ASCII (`local.identity` guarantees it), so the template's quotes hold them.
+        "repository": identity.repository or "",
+        "root_commit": identity.root_commit or "",
     }
     templates = resource_dir("templates")
     device_text = fill((templates / "device.md").read_text("utf-8"), values)
