@@ -68,7 +68,7 @@ def init(
 FOUND_BY = {
     "repository": "this repository ({identity}) is already known to the vault as project {project}: connecting to it",
     "root_commit": "this repository ({identity}) is already known to the vault as project {project}: connecting to it",
-    "folder": "connecting to the vault's project {project}, named like this checkout (it records no repository yet)",
+    "folder": "connecting to the vault's project {project}, named like this checkout (no identity to compare)",
     "new": "new project {project} for this repository ({identity})",
 }
 
