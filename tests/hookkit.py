@@ -60,8 +60,21 @@ def make_checkout(dest: Path) -> Path:
 
 
 def connect(checkout: Path, vault: Path) -> None:
+    """A new vault, with the profiles' briefs written as the README's set-up asks (the templates' text
+    alone is left out of the brief as not filled in yet)."""
     done = lifecycle(checkout, "init", "--vault", str(vault), "--new", "--device", "dev-a", "--project", "demo")
     assert done.returncode == 0, done.stderr
+    fill_profiles(vault, "demo", "dev-a")
+
+
+def fill_profiles(vault: Path, project: str, device: str) -> None:
+    """Write one true line into the `## Brief` of the project and device profiles init created."""
+    for rel, line in (
+        (f"10-project/{project}/PROJECT.md", "- A demo project; run the tests with pytest."),
+        (f"50-devices/{device}/DEVICE.md", "- Linux, bash; the checkout lives under work/."),
+    ):
+        path = vault / rel
+        path.write_text(path.read_text(encoding="utf-8").replace("## Brief\n", f"## Brief\n\n{line}\n", 1))
 
 
 def hooks_doc(checkout: Path, name: str = ".codex/hooks.json") -> dict[str, Any]:

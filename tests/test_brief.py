@@ -50,6 +50,7 @@ from typer.testing import CliRunner
 from continuity import limits
 from continuity.brief import build, render, sources
 from continuity.cli import app
+from continuity.memory import handoff
 
 SOURCE_KEYS = {"name", "path", "bytes", "sha256", "included", "reason"}
 TOP_KEYS = {
@@ -128,8 +129,10 @@ def test_restored_brief_shape(vault: Path) -> None:
         f'<source name="{name}" path="{path}">' for name, path in [*SOURCE_REL.items(), ("handoff", DEFAULT_HANDOFF)]
     ]
     # Only compact parts: warm sections, INDEX, MEMORY_POLICY, inbox and other devices never appear.
-    for absent in (WARM_MARK, INDEX_MARK, POLICY_MARK, OTHER_DEVICE_MARK, "Completed work", "Ignore prior"):
+    for absent in (WARM_MARK, INDEX_MARK, POLICY_MARK, OTHER_DEVICE_MARK, "## Completed work", "Ignore prior"):
         assert absent not in brief.text
+    # The handoff's completed work stays warm, and the brief says where it is.
+    assert handoff.COMPLETED_ELSEWHERE in brief.text
     assert "Notices:" not in brief.text
 
 

@@ -84,7 +84,7 @@ def report(root: Path) -> doctor_report.Report:
 
 def test_clean_vault_is_ok_and_json_keys_are_pinned(vault: Path) -> None:
     code, doc, _ = run()
-    assert code == 0
+    assert code == 0, [c for c in doc["checks"] if c["level"] == "error"]
     assert list(doc) == ["version", "ok", "checks", "scan", "resolved"]
     assert doc["version"] == 1 and doc["ok"] is True
     assert set(doc["scan"]) == {"entries", "dirs", "complete"}  # type: ignore[arg-type]
@@ -117,6 +117,7 @@ def test_clean_vault_is_ok_and_json_keys_are_pinned(vault: Path) -> None:
         "hook.delivery",
         "hooks.scopes.codex",
         "hooks.scopes.claude",
+        "project.identity",
     }
     assert set(found) == expected
     assert "via AGENT_VAULT_CONNECTION" in found["connection"][1]

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from briefkit import ROOT
 from conftest import git
 from writer_support import (
     FAKE_SECRET,
@@ -98,12 +99,29 @@ def test_predecessor_is_per_project(root: Path) -> None:
     assert meta_of(root, other.rel)["status"] == "current"
 
 
-def test_template_body_is_valid(root: Path) -> None:
-    result = handoff_write.new_handoff(context(root, now=NOW), "From the template")
-    text = (root / result.rel).read_text()
-    for title in handoff.SECTIONS:
-        assert f"## {title}" in text
-    assert "# From the template" in text
+def test_the_template_alone_is_refused(root: Path) -> None:
+    """Without --from the body would be the template's placeholders: refused, nothing written."""
+    with pytest.raises(InputRejected, match="--from FILE"):
+        handoff_write.new_handoff(context(root, now=NOW), "From the template")
+    assert not list((root / layout.HANDOFFS).glob("*.md"))
+
+
+def test_a_body_that_is_still_the_template_is_refused(root: Path) -> None:
+    template = (ROOT / "templates" / "handoff.md").read_text(encoding="utf-8")
+    body = template.split("---\n", 2)[2]
+    with pytest.raises(InputRejected, match="placeholder text") as caught:
+        handoff_write.new_handoff(context(root, now=NOW), "Copied", body)
+    assert all(f"## {title}" in str(caught.value) for title in handoff.SECTIONS)
+    # One section still the template is refused too, naming that section only.
+    done = "- src/lexer.py rewritten; `pytest tests/test_lexer.py` passes."
+    partial = HANDOFF_BODY.replace(
+        done, "What was done, with evidence a later task can check: files, commits, test runs."
+    )
+    assert partial != HANDOFF_BODY
+    with pytest.raises(InputRejected, match="## Completed work still") as caught:
+        handoff_write.new_handoff(context(root, now=NOW), "Half", partial)
+    assert "## Goal and status" not in str(caught.value)
+    assert not list((root / layout.HANDOFFS).glob("*.md"))
 
 
 def test_input_frontmatter_is_replaced(root: Path) -> None:
@@ -263,13 +281,13 @@ def test_cli_records_commit_of_the_checkout(
     connected: Path, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(repo)
-    doc = json.loads(cli(["handoff", "new", "--title", "With commit", "--json"]).stdout)
+    doc = json.loads(cli(["handoff", "new", "--title", "With commit", "--from", "-", "--json"], HANDOFF_BODY).stdout)
     assert meta_of(connected, doc["path"])["commit"] == git(repo, "rev-parse", "HEAD").strip()
 
 
 def test_cli_list_show(connected: Path) -> None:
-    first = json.loads(cli(["handoff", "new", "--title", "One", "--json"]).stdout)
-    second = json.loads(cli(["handoff", "new", "--title", "Two", "--json"]).stdout)
+    first = json.loads(cli(["handoff", "new", "--title", "One", "--from", "-", "--json"], HANDOFF_BODY).stdout)
+    second = json.loads(cli(["handoff", "new", "--title", "Two", "--from", "-", "--json"], HANDOFF_BODY).stdout)
     listed = cli(["handoff", "list"]).stdout.splitlines()
     assert len(listed) == 1 and second["id"] in listed[0]
     assert len(cli(["handoff", "list", "--all"]).stdout.splitlines()) == 2
@@ -312,6 +330,6 @@ def test_cli_refusals(connected: Path) -> None:
     assert result.exit_code == 5 and result.stderr.count("\n") == 1 and "invalid frontmatter" in result.stderr
     assert cli(["handoff", "new", "--title", "Bad", "--from", "/nonexistent/x.md"]).exit_code == 2
     write_lease(connected, "desktop", dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1))
-    result = cli(["handoff", "new", "--title", "Blocked"])
+    result = cli(["handoff", "new", "--title", "Blocked", "--from", "-"], HANDOFF_BODY)
     assert result.exit_code == 4
     assert all_files(connected / layout.HANDOFFS) == set()

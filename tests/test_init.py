@@ -21,7 +21,19 @@ from continuity.cli import app
 from continuity.local import connection
 from continuity.vault import layout, notes
 
-JSON_KEYS = {"version", "connection", "vault", "device", "project", "created_vault", "created", "changed"}
+JSON_KEYS = {
+    "version",
+    "connection",
+    "vault",
+    "device",
+    "project",
+    "project_found_by",
+    "repository",
+    "root_commit",
+    "created_vault",
+    "created",
+    "changed",
+}
 
 
 def lifecycle(*args: str) -> Result:
@@ -81,14 +93,18 @@ def test_init_new_creates_vault_and_connection(here: Path, new_vault: Path) -> N
     assert "connected: device" in result.stdout
 
 
-def test_a_new_vault_renders_restored_without_notices(here: Path, new_vault: Path) -> None:
+def test_a_new_vault_renders_restored_with_its_unfilled_profiles_named(here: Path, new_vault: Path) -> None:
+    """The profiles init makes hold only template text: left out as not filled in yet, yet nothing was withheld."""
     assert lifecycle("init", "--vault", str(new_vault), "--new", "--device", "laptop").exit_code == 0
     for event in render.EVENTS:
         result = lifecycle("render", "--event", event, "--format", "json")
         doc = json.loads(result.stdout)
         assert result.exit_code == 0, doc["notices"]
-        assert doc["status"] == "restored" and doc["notices"] == []
-        assert all(s["included"] for s in doc["sources"] if s["name"] != "handoff")
+        assert doc["status"] == "restored"
+        reasons = {s["name"]: s["reason"] for s in doc["sources"]}
+        assert reasons["project"] == reasons["device"] == "placeholder"
+        assert all(reason is None for name, reason in reasons.items() if name in ("soul", "preferences"))
+        assert len(doc["notices"]) == 2 and all("not filled in yet" in n for n in doc["notices"])
 
 
 def test_git_ignores_the_connection_without_editing_tracked_files(here: Path, new_vault: Path) -> None:
@@ -392,6 +408,8 @@ def test_every_note_template_fills_to_valid_frontmatter(name: str) -> None:
         "id": "an-id",
         "slug": "a-title",
         "session": "s-1",
+        "repository": "example.org/a/b",
+        "root_commit": "",
     }
     text = onboard.fill((ROOT / "templates" / name).read_text(encoding="utf-8"), values)
     note = notes.parse_note(text.encode(), name)

@@ -32,15 +32,29 @@ def root(tmp_path: Path) -> Path:
 # ---------------------------------------------------------------------------------- durations
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90s", 90), ("30m", 1800), ("2h", 7200), ("7d", 604800)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90s", 90), ("30m", 1800), ("2h", 7200), ("2H", 7200), ("7d", 604800), ("1h30m", 5400), ("1d12h", 129600)],
+)
 def test_durations(text: str, seconds: int) -> None:
     assert lease.parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "2", "h", "2x", "-2h", "1.5h", "0s", "2 h", "٣h", "9999999999d", "31d"])
+@pytest.mark.parametrize(
+    "text", ["", "2", "h", "2x", "-2h", "1.5h", "0s", "2 h", "٣h", "9999999999d", "31d", "1h 30m", "1h30", "0h0m"]
+)
 def test_bad_durations_are_usage_errors(text: str) -> None:
     with pytest.raises(UsageError):
         lease.parse_duration(text)
+
+
+def test_the_maximum_duration_is_the_limit() -> None:
+    days = limits.LEASE_MAX_TTL_SECONDS // 86400
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"at most {days} days (`LEASE_MAX_TTL_SECONDS`)" in readme
+    assert lease.parse_duration(f"{days}d") == limits.LEASE_MAX_TTL_SECONDS
+    with pytest.raises(UsageError, match=f"maximum of {days}d"):
+        lease.parse_duration(f"{days}d1s")
 
 
 @given(st.text(max_size=12))
@@ -307,6 +321,7 @@ def test_cli_status_acquire_release(connected: Path) -> None:
     assert doc["state"] == "held" and doc["device"] == "laptop" and doc["task"] == "parser"
 
     result = cli(["lease", "status", "--json"])
+    assert set(json.loads(result.stdout)) == {"version", "state", "device", "acquired", "expires", "task", "removed"}
     assert json.loads(result.stdout)["state"] == "held"
     assert cli(["lease", "status"]).stdout.startswith("lock=held device=laptop expires=")
 
@@ -324,9 +339,49 @@ def test_cli_foreign_lease_exits_4(connected: Path) -> None:
     assert result.stderr.startswith("lifecycle: error: device desktop holds the writer lease")
     assert cli(["lease", "status"]).stdout.startswith("lock=foreign device=desktop")
     assert cli(["lease", "release"]).exit_code == 4
-    result = cli(["lease", "release", "--force"])
+    result = cli(["lease", "release", "--force", "--yes"])
     assert result.exit_code == 0
     assert result.stdout.splitlines() == ["released device=desktop", "lock=none"]
+
+
+def test_forcing_out_an_unexpired_lease_needs_a_yes_without_a_terminal(connected: Path) -> None:
+    write_lease(connected, "desktop", dt.datetime.now(dt.timezone.utc) + HOUR, task="parser")
+    result = cli(["lease", "release", "--force"])  # CliRunner's stdin is not a terminal
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "unexpired lease of desktop" in result.stderr and "--yes" in result.stderr
+    assert (connected / lease.lease_rel("desktop")).exists()
+    # An expired lease is no one's work in progress: --force alone removes it.
+    write_lease(connected, "desktop", dt.datetime.now(dt.timezone.utc) - HOUR)
+    assert cli(["lease", "release", "--force"]).exit_code == 0
+    assert not (connected / lease.lease_rel("desktop")).exists()
+
+
+def test_a_forced_release_is_journaled_and_told_to_the_device_it_removed(
+    connected: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_lease(connected, "desktop", dt.datetime.now(dt.timezone.utc) + HOUR, task="parser")
+    assert cli(["lease", "release", "--force", "--yes"]).exit_code == 0
+    ops = [(line["op"], line["id"]) for line in journal_lines(connected)]
+    assert ("lease.remove", "desktop") in ops
+    # The laptop, which removed it, is not told anything about itself.
+    assert json.loads(cli(["lease", "status", "--json"]).stdout)["removed"] is None
+    # The desktop sees who removed its lease and when, in lease status and in doctor.
+    (tmp_path / "desktop").mkdir()
+    connect(monkeypatch, tmp_path / "desktop", connected, device="desktop")
+    result = cli(["lease", "status"])
+    assert result.stdout.splitlines()[0] == "lock=none"
+    assert result.stdout.splitlines()[1].startswith(
+        "removed: device laptop removed this device's writer lease (parser)"
+    )
+    doc = json.loads(cli(["lease", "status", "--json"]).stdout)
+    assert set(doc) == {"version", "state", "device", "acquired", "expires", "task", "removed"}
+    assert set(doc["removed"]) == {"by", "at", "task", "acquired", "expires"} and doc["removed"]["by"] == "laptop"
+    report = json.loads(cli(["doctor", "--json"]).stdout)
+    removed = [c for c in report["checks"] if c["id"] == "lease.removed"]
+    assert removed and removed[0]["level"] == "warn" and "device laptop" in removed[0]["message"]
+    # Taking a lease again makes the news old.
+    assert cli(["lease", "acquire"]).exit_code == 0
+    assert json.loads(cli(["lease", "status", "--json"]).stdout)["removed"] is None
 
 
 def test_cli_bad_ttl_is_usage_error(connected: Path) -> None:

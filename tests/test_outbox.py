@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from continuity import limits
 from continuity.cli import app
-from continuity.outbox.folder import STATE_NAME, format_time, parse_time
+from continuity.outbox.folder import MANIFEST_NAME, STATE_NAME, format_time, parse_time
 from continuity.outbox.sweep import install_sweeper, marker_for, merge_crontab
 from continuity.trust import hookcommand
 
@@ -736,3 +736,30 @@ def test_times_parse_and_print_in_utc() -> None:
     assert format_time(parse_time("2025-03-01T13:00:00+01:00")) == T0
     assert format_time(parse_time("2025-03-01T12:00:00")) == T0
     assert parse_time("2025-03-01T12:00:00z") == datetime(2025, 3, 1, 12, tzinfo=timezone.utc)
+
+
+# --- list --------------------------------------------------------------------------------------------
+
+LIST_KEYS = {"version", "outbox", "activated", "entries"}
+LIST_ENTRY_KEYS = {"name", "kind", "created", "expires", "files", "bytes", "problem"}
+
+
+def test_list_names_every_package_with_its_deletion_time(work: Path) -> None:
+    assert ok_json(lifecycle("list", "--json"))["entries"] == []
+    assert lifecycle("list")[1].endswith("holds no packages\n")
+    first = ok_json(lifecycle("deliver", "report.md", "--json", "--now", T0))
+    later = format_time(parse_time(T0) + timedelta(hours=1))
+    second = ok_json(lifecycle("deliver", "report.md", "data.csv", "--json", "--now", later))
+    doc = ok_json(lifecycle("list", "--json"))
+    assert set(doc) == LIST_KEYS and doc["version"] == 1
+    assert all(set(entry) == LIST_ENTRY_KEYS for entry in doc["entries"])
+    assert [e["name"] for e in doc["entries"]] == [second["package"], first["package"]]  # newest first
+    newest = doc["entries"][0]
+    assert (newest["kind"], newest["files"], newest["expires"]) == ("package", 2, second["expires"])
+    assert newest["bytes"] == sum(f["bytes"] for f in second["files"])
+    code, out, _ = lifecycle("list")
+    assert code == 0 and out.splitlines()[0].startswith(f"{second['package']}  expires {second['expires']}  2 files")
+    # A package whose manifest was damaged is listed with the reason, never skipped.
+    (work / "output" / first["package"] / MANIFEST_NAME).write_text("{", encoding="utf-8")
+    damaged = ok_json(lifecycle("list", "--json"))["entries"][1]
+    assert damaged["name"] == first["package"] and "not valid JSON" in damaged["problem"]

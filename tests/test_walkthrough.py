@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import use_connection
 from typer.testing import CliRunner
+from writer_support import HANDOFF_BODY
 
 from continuity.cli import app
 
@@ -57,7 +58,7 @@ def test_handoff_show_takes_the_file_name_as_printed(tmp_path: Path, monkeypatch
     monkeypatch.setenv(connection.ENV_CONNECTION, str(conn))
     monkeypatch.chdir(tmp_path)
     _conn, ctx = writer.connect(tmp_path)
-    made = new_handoff(ctx, "Parser refactor", None, commit=None, source_name="the template")
+    made = new_handoff(ctx, "Parser refactor", HANDOFF_BODY, commit=None, source_name="handoff.md")
     stem = made.rel.rsplit("/", 1)[1]
     for typed in (stem, stem.removesuffix(".md"), made.id):
         result = CliRunner().invoke(app, ["handoff", "show", typed], prog_name="lifecycle")

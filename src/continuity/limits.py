@@ -69,6 +69,11 @@ HANDOFF_MIN_NEXT_ACTIONS = 1
 # A lease file is a few hundred bytes of JSON; anything larger is not one.
 LEASE_FILE_CAP_BYTES = 4 * KIB
 LEASE_TASK_MAX_CHARS = 200
+# A device whose lease another removed (`release --force`) is told so in `lease status` and doctor for
+# this long, unless it takes a lease again; each remover's record keeps its latest removals only.
+LEASE_REMOVAL_NOTICE_DAYS = 30
+LEASE_REMOVALS_KEPT = 20
+LEASE_REMOVALS_CAP_BYTES = 16 * KIB
 # An edit of SOUL.md or PREFERENCES.md takes the lease for at most this long when none is held.
 EDIT_LEASE_TTL_SECONDS = 10 * 60
 # One-line frontmatter values given on the command line.
@@ -157,6 +162,11 @@ HOOK_STATE_PRUNE_MAX_ENTRIES = 1024
 RECEIPTS_CAP_BYTES = 64 * KIB
 RECEIPTS_MAX_ENTRIES = 64
 HARNESS_CONFIG_CAP_BYTES = 1 * MIB
+
+# `lifecycle init`: how long one git query (remote URL, root commit) may take, and how many entries of
+# the folders around a missing vault path are looked at for a vault that is already there.
+GIT_QUERY_TIMEOUT_SECONDS = 10
+INIT_NEIGHBOUR_SCAN_MAX_ENTRIES = 256
 
 # Ids.
 ID_MAX_CHARS = 63

@@ -31,6 +31,15 @@ def _why(exc: NotConnected) -> str:
     return "the connection file could not be used"
 
 
+def unconnected(cwd: Path) -> str:
+    """Why no brief reaches `cwd`: there is no checkout at all, or the checkout has no connection."""
+    from continuity.local.repo import top_level
+
+    if top_level(cwd) is None:
+        return "this folder is not inside a git checkout, so no vault is connected"
+    return "this checkout is not connected to a vault"
+
+
 def build(
     cwd: Path, event: str, harness: str, environ: dict[str, str] | None = None, code: str | None = None
 ) -> Brief | None:
@@ -78,5 +87,5 @@ def render_command(cwd: Path, event: str, fmt: str, harness: str, code: str | No
     """What `lifecycle render` and `agent-startup-context.py --render` print, and their exit code."""
     brief = build_safely(cwd, event, harness, code=code)
     if brief is None:
-        brief = render.unavailable(event, harness, "this checkout is not connected to a vault")
+        brief = render.unavailable(event, harness, unconnected(cwd))
     return format_text(brief, fmt), EXIT_FOR_STATUS[brief.status]

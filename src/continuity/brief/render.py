@@ -30,7 +30,20 @@ CEILING_BYTES = {
     SESSION_START: limits.SESSION_START_CEILING_BYTES,
     SUBAGENT_START: limits.SUBAGENT_START_CEILING_BYTES,
 }
-REASONS = ("missing", "too_large", "invalid", "secret", "link", "label_mismatch", "unreadable", "ceiling")
+REASONS = (
+    "missing",
+    "too_large",
+    "invalid",
+    "secret",
+    "link",
+    "label_mismatch",
+    "unreadable",
+    "ceiling",
+    "placeholder",
+)
+# Left out without making the brief partial: nothing of the person's memory was withheld (no current
+# handoff yet, or a profile that still holds only its template's placeholder text).
+NOTHING_WITHHELD = ("placeholder",)
 NOTICE_MAX_CHARS = 400
 
 AUTHORITY = (
@@ -149,6 +162,8 @@ def _compose(event: str, status: str, sources: tuple[SourceView, ...], notices: 
 def status_of(sources: tuple[SourceView, ...]) -> str:
     for source in sources:
         if source.included or (source.name == "handoff" and source.reason == "missing"):
+            continue
+        if source.reason in NOTHING_WITHHELD:
             continue
         return "partial"
     return "restored"

@@ -6,7 +6,10 @@ the same as last time, the validated brief is too. `validate` parses frontmatter
 caps and runs the secret gate; it is the cold path and the only one that imports YAML or the scanner.
 
 A source with a secret, over its cap, with broken frontmatter, behind a link or with a mismatched
-label is left out whole and named in a notice (for secrets: line and detector, never the value).
+label is left out whole and named in a notice (for secrets: line and detector, never the value). So is
+one whose compact part is still its template's placeholder text (reason `placeholder`): that describes
+what to write, not anything true. Notices say what happened and never how to get past a check; the
+remedies (such as marking a false positive) are for the person, in doctor and on stderr.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from continuity import limits
 from continuity.brief.render import CEILING_ORDER, EVENT_SOURCES, SourceView
 from continuity.errors import NoteError
 from continuity.memory import handoff
-from continuity.vault import access, layout, notes
+from continuity.vault import access, layout, notes, placeholders
 
 HOT_TYPES = {"soul": "soul", "preferences": "preferences", "project": "project", "device": "device"}
 HOT_CAPS = {
@@ -33,6 +36,8 @@ HOT_CAPS = {
     "handoff": limits.HANDOFF_CAP_BYTES,
 }
 POLICY_FILES = (layout.INDEX, layout.MEMORY_POLICY)
+# A source that holds only the template's sentences is not memory (`vault.placeholders`).
+NOT_FILLED_IN = "is not filled in yet: it holds only its template's placeholder text, so it was left out"
 
 
 def hot_paths(project: str, device: str) -> dict[str, str]:
@@ -93,10 +98,8 @@ def secret_notice(label: str, text: str) -> str | None:
         return None
     shown = "; ".join(f.describe() for f in findings[:3])
     more = f" and {len(findings) - 3} more" if len(findings) > 3 else ""
-    return (
-        f"{label} left out: secret-like content at {shown}{more}; "
-        "remove it or mark a false positive with 'pragma: allowlist secret'"
-    )
+    # What happened, never how to get past the gate: that advice is the person's (doctor, stderr).
+    return f"{label} left out: secret-like content at {shown}{more}"
 
 
 def _secret_in_name(rel: str) -> tuple[str, str] | None:
@@ -142,7 +145,10 @@ def _validate_hot(raw: Raw, project: str, device: str) -> SourceView:
                 f"{label} left out: its '{raw.name}' is {str(value)[:64]!r}, expected {expected!r}",
                 digest,
             )
-    return SourceView(raw.name, raw.rel, raw.size, digest, True, None, notes.compact_part(note.body))
+    compact = notes.compact_part(note.body)
+    if placeholders.only_placeholders(compact):
+        return _left_out(raw, "placeholder", f"{label} {NOT_FILLED_IN}", digest)
+    return SourceView(raw.name, raw.rel, raw.size, digest, True, None, compact)
 
 
 def _validate_handoff(gathered: Gathered) -> SourceView:
@@ -176,6 +182,9 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
     found = secret_notice(label, chosen.note.text)
     if found:
         return _left_out(raw, "secret", found + "; no older handoff is used in its place", digest)
+    shown = "\n".join(notes.section(chosen.note.body, title) or "" for title in handoff.BRIEF_SECTIONS)
+    if placeholders.only_placeholders(shown):
+        return _left_out(raw, "placeholder", f"{label} {NOT_FILLED_IN}; no older handoff is used in its place", digest)
     return SourceView("handoff", chosen.rel, chosen.size, digest, True, None, handoff.brief_text(chosen))
 
 

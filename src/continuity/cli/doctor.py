@@ -14,19 +14,20 @@ from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
-    from continuity.health.report import Report
+    from continuity.health.report import Check, Report
 
 _MIN = 1
 
 
-def table(report: Report, width: int = 100) -> list[str]:
+def table(report: Report, width: int = 100, omit: Check | None = None) -> list[str]:
     """A plain-text table (level, check, message), each message wrapped under its column."""
     from continuity.health.report import printable
 
     id_width = max((len(c.id) for c in report.checks), default=5)
     indent = 7 + id_width + 2
-    lines = [f"{'LEVEL':<7}{'CHECK':<{id_width}}  MESSAGE"]
-    for item in report.checks:
+    rows = [item for item in report.checks if item is not omit]
+    lines = [f"{'LEVEL':<7}{'CHECK':<{id_width}}  MESSAGE"] if rows else []
+    for item in rows:
         wrapped = textwrap.wrap(item.message, max(40, width - indent), break_on_hyphens=False) or [""]
         lines.append(f"{item.level:<7}{item.id:<{id_width}}  {wrapped[0]}")
         lines.extend(" " * indent + rest for rest in wrapped[1:])
@@ -39,7 +40,7 @@ def table(report: Report, width: int = 100) -> list[str]:
     via = f" ({resolved['found_via']})" if resolved["found_via"] else ""
     env = ", ".join(f"{k}={v if v is not None else '(unset)'}" for k, v in resolved["environment"].items())
     lines += [
-        "",
+        *([""] if rows else []),
         f"doctor: {report.count('error')} error(s), {report.count('warn')} warning(s); {scanned}",
         f"resolved: connection {resolved['connection'] or '(none)'}{via}; vault {resolved['vault'] or '(none)'}; "
         f"startup cache {resolved['startup_cache']}",
@@ -73,6 +74,7 @@ def doctor(
     report = core.run(Path.cwd())
     for trace in report.tracebacks:
         warn(trace.rstrip("\n"))
+    failed = None
     if not report.connected:
         failed = next(c for c in report.checks if c.level == "error")
         warn(f"lifecycle: error: {failed.message}")
@@ -80,7 +82,8 @@ def doctor(
         emit_json(report.to_json())
     else:
         width = shutil.get_terminal_size((100, 24)).columns
-        for line in table(report, max(80, width)):
+        # Said once: the check that failed is the error line on stderr, so the table leaves it out.
+        for line in table(report, max(80, width), omit=failed):
             emit(line)
     raise typer.Exit(report.exit_code(strict))
 

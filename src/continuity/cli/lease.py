@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from continuity import limits
 from continuity.cli.options import JsonOption
 from continuity.cli.output import emit, emit_json, warn
 
@@ -18,6 +19,7 @@ lease_app = typer.Typer(
     no_args_is_help=True,
 )
 
+MAX_TTL_DAYS = limits.LEASE_MAX_TTL_SECONDS // 86400
 VIEW_NOTE = (
     "this is what this computer can see of the synchronized vault; another computer's lease may not have synced yet"
 )
@@ -37,7 +39,7 @@ def _report(current: LeaseStatus, json_out: bool, extra: dict[str, object] | Non
 
 @lease_app.command()
 def acquire(
-    ttl: Annotated[str, typer.Option(help="How long: a whole number and s, m, h or d (90s, 30m, 2h, 7d).")] = "2h",
+    ttl: Annotated[str, typer.Option(help=f"How long: 90s, 30m, 2h, 1h30m, 7d (at most {MAX_TTL_DAYS}d).")] = "2h",
     task: Annotated[str | None, typer.Option(help="A few words on what this computer is doing.")] = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -55,12 +57,21 @@ def release(
         bool,
         typer.Option("--force", help="Also remove other devices' lease files (when that device is gone)."),
     ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="With --force: remove another device's unexpired lease without asking.")
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Give the lease back (exit 4 for another device's unexpired lease unless --force)."""
-    from continuity.store import writer
+    """Give the lease back (exit 4 for another device's unexpired lease unless --force).
+
+    Removing another device's unexpired lease asks first on a terminal (or needs --yes); it is
+    journaled, and that device is told in its `lease status` and `doctor`.
+    """
+    from continuity.store import lease, writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
+    if force:
+        _confirm_removal(lease.status(ctx.vault, ctx.device, ctx.clock()), yes)
     result = writer.release_lease(ctx, force)
     if not json_out:
         for item in result.released:
@@ -68,15 +79,44 @@ def release(
     _report(result.left, json_out, {"released": [item.device for item in result.released]})
 
 
+def _confirm_removal(current: LeaseStatus, yes: bool) -> None:
+    """Another device's unexpired lease is removed only with the person's say-so (UsageError otherwise)."""
+    from continuity.cli.memory import interactive
+    from continuity.errors import UsageError
+    from continuity.store import lease
+    from continuity.vault import notes
+
+    moment = lease.utcnow()
+    held = [item for item in current.leases if item.device != current.device and not item.expired(moment)]
+    if not held or yes:
+        return
+    names = ", ".join(
+        f"{item.device} (until {notes.format_utc(item.expires)}{', ' + item.task if item.task else ''})"
+        for item in held
+    )
+    if not interactive():
+        raise UsageError(
+            f"--force would remove the unexpired lease of {names}; no terminal to confirm on: add --yes "
+            "if that device has stopped writing"
+        )
+    warn(f"the writer lease of {names} has not expired: that device may still be writing the vault")
+    if not typer.confirm("remove it anyway? it will be told when it next looks", default=False, err=True):
+        raise UsageError("nothing was removed")
+
+
 @lease_app.command()
 def status(json_out: JsonOption = False) -> None:
     """Print lock=none|held|foreign|stale as this computer sees the synchronized vault."""
-    from continuity.store import lease, writer
+    from continuity.store import lease, removals, writer
 
     _conn, ctx = writer.connect(Path.cwd())
     current = lease.status(ctx.vault, ctx.device)
-    _report(current, json_out)
+    own = current.own()
+    removed = removals.seen_by(ctx.vault, ctx.device, own.acquired if own else None, ctx.clock())
+    _report(current, json_out, {"removed": removed.to_json() if removed else None})
     if not json_out:
+        if removed is not None:
+            emit(f"removed: {removed.describe()}")
         warn(f"note: {VIEW_NOTE}")
 
 

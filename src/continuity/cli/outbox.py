@@ -109,6 +109,35 @@ def inspect(
         raise typer.Exit(1)
 
 
+def list_(as_json: JsonOption = False) -> None:
+    """List the outbox's packages (newest first) and other entries, with when each is deleted."""
+    from continuity.outbox.folder import format_time, require_repo
+    from continuity.outbox.listing import list_outbox
+
+    found = list_outbox(require_repo(Path.cwd()))
+    if as_json:
+        _emit(
+            {
+                "outbox": str(found.outbox),
+                "activated": format_time(found.activated) if found.activated else None,
+                "entries": [entry.to_json() for entry in found.entries],
+            }
+        )
+        return
+    if not found.entries:
+        typer.echo(f"{found.outbox} holds no packages")
+        return
+    for entry in found.entries:
+        when = f"expires {format_time(entry.expires)}" if entry.expires else "not scheduled (outbox not activated)"
+        if entry.problem:
+            what = f"unreadable manifest: {entry.problem}"
+        elif entry.files is not None:
+            what = f"{_plural(entry.files, 'file')}, {entry.bytes:,} bytes"
+        else:
+            what = entry.kind
+        typer.echo(f"{entry.name}  {when}  {what}")
+
+
 def sweep(
     now: Annotated[
         str | None,
@@ -207,6 +236,7 @@ def install_sweeper(
 def add_commands(target: typer.Typer) -> None:
     target.command("deliver")(deliver)
     target.command("inspect")(inspect)
+    target.command("list")(list_)
     target.command("sweep")(sweep)
     target.command("install-sweeper")(install_sweeper)
 

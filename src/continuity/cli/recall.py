@@ -10,7 +10,7 @@ import typer
 
 from continuity import limits
 from continuity.cli.options import JsonOption
-from continuity.cli.output import emit, emit_json, report
+from continuity.cli.output import emit, emit_json, report, warn
 
 if TYPE_CHECKING:
     from continuity.recall.journal_search import LogSearch
@@ -58,6 +58,11 @@ def recall(
     root, device, project = _connected()
     found = core.recall(root, device, project, terms, audience=audience.value, limit=limit)
     report(found.to_json(), as_json, found.text)
+    for skipped in found.skipped:
+        warn(
+            f"lifecycle: note: {skipped.path} was left out for secret-like content; remove it, or mark a "
+            "false positive with 'pragma: allowlist secret' on that line (see 'lifecycle scan')"
+        )
 
 
 def _clean(value: str) -> str:

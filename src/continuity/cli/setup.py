@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.options import Event, Format, Harness, JsonOption
-from continuity.cli.output import emit, emit_json
+from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
     from continuity.brief.render import Brief
@@ -20,7 +20,10 @@ def init(
         bool, typer.Option("--new", help="Create the vault from the template (folder absent or empty).")
     ] = False,
     device: Annotated[str | None, typer.Option(help="This computer's id (default: host name + suffix).")] = None,
-    project: Annotated[str | None, typer.Option(help="The project id (default: the repository's folder name).")] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(help="The project id (default: the vault's project for this repository, else the folder's name)."),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing, different connection.")] = False,
     json_out: JsonOption = False,
 ) -> None:
@@ -36,6 +39,9 @@ def init(
                 "vault": str(result.vault),
                 "device": result.device,
                 "project": result.project,
+                "project_found_by": result.found_by,
+                "repository": result.identity.repository,
+                "root_commit": result.identity.root_commit,
                 "created_vault": result.created_vault,
                 "created": result.created,
                 "changed": result.changed_connection or bool(result.created) or result.created_vault,
@@ -44,13 +50,31 @@ def init(
         return
     if result.created_vault:
         emit(f"created a new vault at {result.vault}")
+    for other in result.neighbours:
+        warn(f"lifecycle: note: {other} beside it is also a vault; a second vault is synchronized on its own")
+    found = FOUND_BY.get(result.found_by)
+    if found:
+        emit(found.format(project=result.project, identity=result.identity.describe()))
     for rel in result.created:
         emit(f"created {rel}")
     state = "connected" if result.changed_connection else "already connected"
     emit(f"{state}: device {result.device}, project {result.project} -> {result.vault}")
     if result.exclude_added:
         emit(f"git now ignores {result.connection_file.name} (via .git/info/exclude)")
-    emit("next: edit the ## Brief sections of your profiles, then run 'lifecycle render' or 'lifecycle doctor'")
+    emit(
+        "next: fill in the ## Brief sections with 'lifecycle edit device' (this computer's DEVICE.md), "
+        "'lifecycle edit project' (PROJECT.md), 'lifecycle edit soul' and 'lifecycle edit preferences', "
+        "then run 'lifecycle render' or 'lifecycle doctor'"
+    )
+
+
+# What init says about how it chose the project (nothing when it was given or already connected).
+FOUND_BY = {
+    "repository": "this repository ({identity}) is already known to the vault as project {project}: connecting to it",
+    "root_commit": "this repository ({identity}) is already known to the vault as project {project}: connecting to it",
+    "folder": "connecting to the vault's project {project}, named like this checkout (no identity to compare)",
+    "new": "new project {project} for this repository ({identity})",
+}
 
 
 def render(
@@ -113,7 +137,7 @@ def explain_command(event: str, harness_name: str) -> None:
 
     brief = build.build_safely(Path.cwd(), event, harness_name)
     if brief is None:
-        brief = render.unavailable(event, harness_name, "this checkout is not connected to a vault")
+        brief = render.unavailable(event, harness_name, build.unconnected(Path.cwd()))
     emit(explain(brief))
     raise typer.Exit(build.EXIT_FOR_STATUS[brief.status])
 

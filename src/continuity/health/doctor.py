@@ -66,6 +66,16 @@ _MISSING_HINT = {
     "device": "run 'lifecycle init' in this checkout to create it",
 }
 
+_PLACEHOLDER_HINT = {
+    "soul": "write its ## Brief section (lifecycle edit soul)",
+    "preferences": "write its ## Brief section (lifecycle edit preferences)",
+    "project": "write what an agent must know about this project in its ## Brief section",
+    "device": "write what an agent must know about this computer in its ## Brief section",
+    "handoff": "write a real handoff with 'lifecycle handoff new --from FILE', or mark this one historical",
+}
+# The remedy for a false positive is the person's to apply: the brief's notice never carries it.
+FALSE_POSITIVE_REMEDY = "remove it, or mark a false positive with 'pragma: allowlist secret' on that line"
+
 
 @dataclass(frozen=True)
 class Context:
@@ -201,6 +211,10 @@ def _source_checks(out: _Run, views: list[render.SourceView], conn: Connection) 
             out.add(ident, "ok", f"no current handoff for project {conn.project!r} (nothing to resume)")
         elif view.reason == "missing":
             out.add(ident, "error", f"{paths[view.name]} is missing; {_MISSING_HINT[view.name]}")
+        elif view.reason == "placeholder":
+            out.add(ident, "warn", f"{view.notice}; {_PLACEHOLDER_HINT[view.name]}")
+        elif view.reason == "secret":
+            out.add(ident, "error", f"{view.notice}; {FALSE_POSITIVE_REMEDY}")
         else:
             out.add(ident, "error", view.notice or f"{view.path} is left out ({view.reason})")
 
@@ -301,6 +315,12 @@ def _lease_checks(out: _Run, root: Path, device: str, now: dt.datetime | None) -
             f"{line}: an expired lease is left behind; 'lifecycle lease acquire' takes over, "
             "'lifecycle lease release --force' removes it",
         )
+    from continuity.store import removals
+
+    own = status.own()
+    removed = removals.seen_by(root, device, own.acquired if own else None, lease.utcnow(now))
+    if removed is not None:
+        out.add("lease.removed", "warn", f"{removed.describe()}; take a new lease before writing again")
     if status.invalid:
         count = len(status.invalid)
         out.add("lease.invalid", "warn", f"{count} unusable lease file(s): {_described(status.invalid)}")
@@ -364,4 +384,10 @@ def _hook_python(ctx: Context) -> list[Check]:
     return python_path.checks(ctx.conn.repo or find_repo_root(ctx.cwd))
 
 
-PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _hook_python])
+def _project_identity(ctx: Context) -> list[Check]:
+    from continuity.health import project_identity
+
+    return project_identity.checks(ctx.conn, ctx.root)
+
+
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _hook_python, _project_identity])

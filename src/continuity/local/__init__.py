@@ -1,5 +1,6 @@
 """This computer's side of a checkout: the connection file (`.agent-vault`, `connfile`) and its
-discovery across worktrees (`connection`), the repository root (`repo`), and the user's cache and
+discovery across worktrees (`connection`), the repository root (`repo`), the repository's identity
+that every clone shares (`identity`), and the user's cache and
 state folders (`userdirs`). Standard library only: the hook's warm path reads all of it.
 
 Never imports: continuity.vault, continuity.gate, continuity.store, continuity.brief,

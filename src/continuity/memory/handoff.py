@@ -24,6 +24,11 @@ from continuity.vault.notes import Note
 
 SECTIONS = ("Goal and status", "Completed work", "Risks and decisions", "Next actions")
 BRIEF_SECTIONS = ("Goal and status", "Next actions", "Risks and decisions")
+# The brief leaves `Completed work` out to stay short; it says where that section is instead.
+COMPLETED_ELSEWHERE = (
+    "(Its `Completed work` section, with the evidence, is not in this brief: it is in the handoff's file, "
+    "and `lifecycle handoff current` prints it.)"
+)
 STATUSES = ("current", "superseded", "historical")
 
 
@@ -150,6 +155,9 @@ def brief_text(handoff: Handoff) -> str:
         text = notes.section(handoff.note.body, title)
         if text is not None and text.strip():
             parts.append(f"## {title}\n{text.strip()}")
+    completed = notes.section(handoff.note.body, "Completed work")
+    if completed is not None and completed.strip():
+        parts.append(COMPLETED_ELSEWHERE)
     return "\n\n".join(parts)
 
 

@@ -1,11 +1,12 @@
 """Writing handoffs: `lifecycle handoff new`, kept apart from reading so the startup hook never loads it.
 
-`handoff new` is stricter than loading: all four sections, one to three next actions, the 32 KiB cap
-and the secret gate, all checked before anything is written. The file name begins with the UTC time,
-so names sort by time; a same-second collision (two agents, or two computers via sync) gets a counter
-suffix, and the exclusive create means one writer can never replace another's new handoff. The
-predecessor (the current handoff that `handoff.select` picks, exactly as the brief would) is marked
-superseded in the same transaction.
+`handoff new` is stricter than loading: all four sections, none of them still the template's
+placeholder text, one to three next actions, the 32 KiB cap and the secret gate, all checked before
+anything is written. Without `--from` it refuses: the template alone holds no state worth handing
+over. The file name begins with the UTC time, so names sort by time; a same-second collision (two
+agents, or two computers via sync) gets a counter suffix, and the exclusive create means one writer
+can never replace another's new handoff. The predecessor (the current handoff that `handoff.select`
+picks, exactly as the brief would) is marked superseded in the same transaction.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 from continuity import limits
 from continuity.errors import InputRejected
 from continuity.memory.handoff import SECTIONS, Handoff, id_for_name, read_all, select
-from continuity.vault import layout, notes
+from continuity.vault import layout, notes, placeholders
 
 if TYPE_CHECKING:
     from continuity.store.writer import WriteContext
@@ -80,6 +81,12 @@ def validate_body(body: str, name: str) -> None:
         raise InputRejected(
             f"{name}: missing the section(s) {', '.join('## ' + m for m in missing)}; nothing was written"
         )
+    unfilled = [title for title in SECTIONS if placeholders.only_placeholders(notes.section(body, title) or "")]
+    if unfilled:
+        raise InputRejected(
+            f"{name}: {', '.join('## ' + t for t in unfilled)} still hold(s) the template's placeholder text; "
+            "write what is true now; nothing was written"
+        )
     actions = count_items(notes.section(body, "Next actions") or "")
     low, high = limits.HANDOFF_MIN_NEXT_ACTIONS, limits.HANDOFF_MAX_NEXT_ACTIONS
     if not low <= actions <= high:
@@ -136,11 +143,15 @@ def new_handoff(
     session = writer.clean_line(ctx.session, "--session", limits.SESSION_ID_MAX_CHARS) if ctx.session else None
     input_start = 1
     if body is None:
-        body = writer.template_body("handoff.md", {"title": title})
-        source_name = "the handoff template"
-    else:
-        parsed = notes.parse_note(body.encode("utf-8"), source_name, require_frontmatter=False)
-        body, input_start = parsed.body, parsed.body_start_line
+        # The template's sections are placeholders; a handoff made of them would only tell the next
+        # task that nothing is known, so it is refused like any body that is still the template.
+        raise InputRejected(
+            "a handoff needs its sections written: pass --from FILE (or - for standard input) with "
+            "## Goal and status, ## Completed work, ## Risks and decisions and ## Next actions; "
+            "nothing was written"
+        )
+    parsed = notes.parse_note(body.encode("utf-8"), source_name, require_frontmatter=False)
+    body, input_start = parsed.body, parsed.body_start_line
     validate_body(body, source_name)
     now = ctx.clock()
     slug = writer.slugify(title, "handoff")

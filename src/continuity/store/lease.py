@@ -32,6 +32,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import secrets
 import threading
 from collections.abc import Callable, Iterator
@@ -50,6 +51,7 @@ LEASE_VERSION = 1
 LEASE_SUFFIX = ".json"
 STATES = ("none", "held", "foreign", "stale")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION_PART = re.compile(r"([0-9]{1,9})([smhdSMHD])")
 
 WaitNotice = Callable[[str], None]
 
@@ -66,12 +68,18 @@ def utcnow(now: dt.datetime | None = None) -> dt.datetime:
 
 
 def parse_duration(text: str) -> int:
-    """`90s`, `30m`, `2h`, `7d` -> seconds; anything else (or beyond the maximum) is a usage error."""
+    """`90s`, `30m`, `2h`, `7d` or a sum of them (`1h30m`, `1d12h`) -> seconds; else a usage error.
+
+    Each part is a whole number (ASCII digits) and a unit, any case, with no spaces; the total must be
+    longer than zero and at most `LEASE_MAX_TTL_SECONDS`.
+    """
     raw = text.strip()
-    number, unit = raw[:-1], raw[-1:].lower()
-    if unit not in _UNITS or not number.isdigit() or not number.isascii() or len(number) > 9:
-        raise UsageError(f"invalid duration {text!r}: write a whole number and a unit, e.g. 90s, 30m, 2h, 7d")
-    seconds = int(number) * _UNITS[unit]
+    parts = _DURATION_PART.findall(raw)
+    if not raw or not raw.isascii() or "".join(n + u for n, u in parts) != raw:
+        raise UsageError(
+            f"invalid duration {text!r}: write whole numbers with units s, m, h or d, e.g. 90s, 30m, 2h, 1h30m, 7d"
+        )
+    seconds = sum(int(number) * _UNITS[unit.lower()] for number, unit in parts)
     if seconds <= 0:
         raise UsageError(f"invalid duration {text!r}: it must be longer than zero")
     if seconds > limits.LEASE_MAX_TTL_SECONDS:

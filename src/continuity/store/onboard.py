@@ -2,14 +2,24 @@
 
 Idempotent by design: running it again with the same answers changes nothing, and the device id of an
 existing connection is kept unless another is asked for, because a new random id on every run would
-orphan this computer's device profile, journal and lease. Pointing an existing connection at another
-vault, device or project needs `--force`. Profiles are created from templates only when missing;
-an existing note is never overwritten.
+orphan this computer's device profile, journal and lease. For the same reason a second checkout on
+this computer reuses the device id the first one's init recorded (machine-local, under the state
+folder): a device is a computer, not a checkout. Pointing an existing connection at another vault,
+device or project needs `--force`. Profiles are created from templates only when missing; an existing
+note is never overwritten.
+
+The project is found by the repository, not by the clone's folder name (`vault.projects.choose`):
+a clone called anything on any computer connects to the project whose PROJECT.md records this
+repository's identity (`local.identity`), and a new project's PROJECT.md records it. When the vault
+cannot tell, init stops and asks for `--project` rather than making a new project beside the right one.
+The vault path is checked before anything else (`vault.locate`), so a typo is reported as a missing
+path, with both of its explanations, and never as a reason to add `--new` or `--force`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import socket
 import stat
@@ -20,10 +30,10 @@ from pathlib import Path
 
 from continuity import ids, limits
 from continuity.errors import InputRejected, NotConnected
-from continuity.local import connection
+from continuity.local import connection, identity as repo_identity, userdirs
 from continuity.local.repo import find_repo_root
 from continuity.store import atomic
-from continuity.vault import layout, notes
+from continuity.vault import layout, locate, notes, projects
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -49,6 +59,10 @@ class InitResult:
     created: list[str] = field(default_factory=list)
     changed_connection: bool = False
     exclude_added: bool = False
+    # How the project was chosen: option, connection, repository, root_commit, folder or new.
+    found_by: str = "option"
+    identity: repo_identity.RepoIdentity = field(default_factory=lambda: repo_identity.RepoIdentity(None, None))
+    neighbours: list[Path] = field(default_factory=list)  # other vaults beside a new one
 
 
 def default_device() -> str:
@@ -139,6 +153,11 @@ def init(
         if value is not None and not ids.is_valid_id(value):
             raise InputRejected(f"invalid {kind} id {value!r}: use ^[a-z0-9][a-z0-9-]{{0,62}}$")
     root = Path(os.path.abspath(os.path.expanduser(str(vault_path))))
+    # The path first: a mistyped path on a connected checkout is a missing path, not a reason for --force.
+    if new:
+        _check_new_target(root)
+    else:
+        locate.check(root)
     file = repo / connection.CONNECTION_FILE
     existing: connection.Connection | None = None
     if os.path.lexists(file):
@@ -147,35 +166,46 @@ def init(
         except NotConnected:
             if not force:
                 raise InputRejected(f"{file} exists but is invalid; rerun with --force to replace it") from None
-    device = device or (existing.device if existing else default_device())
-    project = project or (existing.project if existing else ids.make_id(repo.name, "project"))
+    same_vault = existing is not None and existing.vault == root
+    device = device or (existing.device if existing else None) or machine_device(root) or default_device()
+    identity = repo_identity.of_repo(repo)
+    if project:
+        found_by = "option"
+    elif existing is not None and same_vault:
+        project, found_by = existing.project, "connection"
+    elif new:
+        project, found_by = ids.make_id(repo.name, "project"), "new"
+    else:
+        chosen = projects.choose(
+            projects.list_projects(root), identity.repository, identity.root_commit, ids.make_id(repo.name, "project")
+        )
+        project, found_by = chosen.project, chosen.found_by
     if existing and not force and (existing.vault, existing.device, existing.project) != (root, device, project):
         raise InputRejected(
             f"this checkout is already connected (vault {existing.vault}, device {existing.device}, "
             f"project {existing.project}); rerun with --force to change it"
         )
     _check_placement(repo, root)
-    result = InitResult(file, root, device, project)
+    result = InitResult(file, root, device, project, found_by=found_by, identity=identity)
     if new:
-        _check_new_target(root)
+        result.neighbours = locate.neighbours(root)
         copy_template(resource_dir("vault-template"), root)
         result.created_vault = True
-    elif not root.is_dir():
-        if os.path.lexists(root):
-            raise InputRejected(f"{root} is not a folder; give the vault's folder")
-        raise NotConnected(f"the vault {root} does not exist; add --new to create it there")
-    elif not (root / layout.SYSTEM).is_dir():
-        # A mistyped path must not be turned into half a vault: a vault has its 00-system/ folder.
-        raise InputRejected(
-            f"{root} is not a vault (it has no {layout.SYSTEM}/); use --new to create one in an empty folder"
-        )
     for rel in (*layout.ALL_DIRS, layout.device_dir(device) + "/notes", f"{layout.PROJECTS}/{project}"):
         folder = root / rel
         if folder.is_symlink():
             raise InputRejected(f"{rel} in the vault is a symbolic link; links are never followed")
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     moment = notes.format_utc(now or dt.datetime.now(dt.timezone.utc))
-    values = {"device": device, "project": project, "created": moment, "host": socket.gethostname()}
+    values = {
+        "device": device,
+        "project": project,
+        "created": moment,
+        "host": socket.gethostname(),
+        # Both are plain ASCII (`local.identity` guarantees it), so the template's quotes hold them.
+        "repository": identity.repository or "",
+        "root_commit": identity.root_commit or "",
+    }
     templates = resource_dir("templates")
     device_text = fill((templates / "device.md").read_text("utf-8"), values)
     _create_note(root, layout.device_profile(device), device_text, result)
@@ -190,4 +220,37 @@ def init(
     elif stat.S_IMODE(file.stat().st_mode) != 0o600:
         file.chmod(0o600)
     result.exclude_added = connection.ensure_ignored(repo, connection.CONNECTION_FILE)
+    remember_device(root, device)
     return result
+
+
+# ------------------------------------------------------------------------ this computer's device
+
+
+def device_record(root: Path) -> Path:
+    """Where this computer keeps its device id for `root` (machine-local, keyed by the vault's real path)."""
+    key = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(userdirs.state_dir()) / "devices" / key
+
+
+def machine_device(root: Path) -> str | None:
+    """The device id an earlier `init` on this computer used for this vault, if any.
+
+    A device profile describes a computer, so every checkout on one computer is one device: the
+    second checkout's init reuses the first one's id (its profile, journal and lease) instead of
+    inventing another computer.
+    """
+    try:
+        with open(device_record(root), "rb") as handle:
+            text = handle.read(limits.ID_MAX_CHARS + 2).decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if ids.is_valid_id(text) else None
+
+
+def remember_device(root: Path, device: str) -> None:
+    record = device_record(root)
+    if machine_device(root) == device:
+        return
+    record.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic.write_text(record, device + "\n", 0o600)

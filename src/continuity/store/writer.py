@@ -271,13 +271,27 @@ def acquire_lease(ctx: WriteContext, ttl_seconds: int, task: str | None = None) 
 
 
 def release_lease(ctx: WriteContext, force: bool = False) -> lease.Released:
-    """Remove this device's lease (or, with `force`, every visible one); exit 4 on a foreign one."""
+    """Remove this device's lease (or, with `force`, every visible one); exit 4 on a foreign one.
+
+    Another device's removed lease is journaled as `lease.remove` (its device as the id) and noted in
+    this device's removal record (`removals`), so that the device it belonged to is told.
+    """
+    from continuity.store import removals
+
     with lease.local_lock(ctx.vault, timeout=ctx.lock_timeout, on_wait=ctx.on_wait):
-        removed = lease.release_locked(ctx.vault, ctx.device, force, ctx.clock())
+        moment = ctx.clock()
+        removed = lease.release_locked(ctx.vault, ctx.device, force, moment)
         after = lease.status(ctx.vault, ctx.device, ctx.clock())
         tx = Transaction(ctx, after)
+        others = [item for item in removed if item.device != ctx.device and not item.expired(moment)]
         for item in removed:
-            tx.record("lease.release", None, item.rel, None)
+            if item.device == ctx.device:
+                tx.record("lease.release", None, item.rel, None)
+            else:
+                tx.record("lease.remove", item.device, item.rel, None)
+        if others:
+            told = [removals.Removal(i.device, ctx.device, moment, i.task, i.acquired, i.expires) for i in others]
+            removals.record(ctx.vault, ctx.device, told)
         return lease.Released(removed, after)
 
 
