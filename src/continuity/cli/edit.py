@@ -42,22 +42,32 @@ class Editable(str, Enum):
     device = "device"
 
 
-def _template(which: str, ctx: WriteContext, project: str) -> str:
-    """The template a missing profile starts from in the editor."""
+def _template(which: str, ctx: WriteContext, project: str, repo: Path | None) -> str:
+    """The template a missing profile starts from in the editor, filled in as `init` fills it."""
+    from continuity.local import identity
     from continuity.store import onboard
     from continuity.vault import notes
 
     text = (onboard.resource_dir("templates") / f"{which}.md").read_text(encoding="utf-8")
-    values = {"device": ctx.device, "project": project, "created": notes.format_utc(ctx.clock())}
+    found = identity.of_repo(repo) if repo is not None else identity.RepoIdentity(None, None)
+    values = {
+        "device": ctx.device,
+        "project": project,
+        "created": notes.format_utc(ctx.clock()),
+        "repository": found.repository or "",
+        "root_commit": found.root_commit or "",
+    }
     return onboard.fill(text, values)
 
 
-def _edit_in_editor(which: str, ctx: WriteContext, project: str, rel: str) -> tuple[EditPlan | None, WorkingCopy]:
+def _edit_in_editor(
+    which: str, ctx: WriteContext, project: str, rel: str, repo: Path | None
+) -> tuple[EditPlan | None, WorkingCopy]:
     """Run the editor until the copy passes or the person gives up; (None, copy) when left unchanged."""
     from continuity.memory import editor, edits
 
     command = editor.editor_command()
-    copy = editor.start(ctx.vault, rel, _template(which, ctx, project), ctx.clock())
+    copy = editor.start(ctx.vault, rel, _template(which, ctx, project, repo), ctx.clock())
     while True:
         editor.run_editor(copy, command)
         text = editor.read(copy)
@@ -132,7 +142,7 @@ def edit(
             raise UsageError(f"editing {rel} needs a person at a terminal; without one, pass {' and '.join(missing)}")
     copy: WorkingCopy | None = None
     if source is None:
-        plan, copy = _edit_in_editor(which.value, ctx, conn.project, rel)
+        plan, copy = _edit_in_editor(which.value, ctx, conn.project, rel, conn.repo)
     else:
         text = writer.read_input(source, limits.LIFECYCLE_TEXT_CAP_BYTES)
         plan = edits.plan_edit(ctx.vault, which.value, text, project=conn.project, device=ctx.device)
