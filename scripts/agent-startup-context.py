@@ -86,8 +86,9 @@ PINNED_MODULES = {
     "continuity/vault/access.py": "58c51e343901f24fb1f526cc617420d1f1955c02520b92140907ca2985314a30",
     "continuity/vault/budget.py": "bd4a067781502979be1ddb1cefdda14c35a02ce06d42d40dbff425c834fe3ea0",
     "continuity/vault/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
+    "continuity/vault/flatyaml.py": "7820bc67e7df1f9a5352e1b5ef9b6a396926341426915727520dedb00ead500f",
     "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
-    "continuity/vault/notes.py": "d72c7da0d60cfa4c0d9777a0a4575b96fa878e192780c6513c45916b6cf75b51",
+    "continuity/vault/notes.py": "2d81834fe04c15b0ef0a9c134740ac7296219f4144031b2dea0dc0fa0c25e48f",
     "continuity/vault/scan.py": "4d6b77da9ec96dde5555f314e8630be5198e4de7410605996e1a0d32aa6f7024",
 }
 # END PINNED MODULES
