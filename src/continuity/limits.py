@@ -64,6 +64,8 @@ LEASE_DEFAULT_TTL_SECONDS = 2 * 3600
 LEASE_MAX_TTL_SECONDS = 30 * 24 * 3600
 LOCAL_LOCK_TIMEOUT_SECONDS = 10.0
 REVALIDATE_AFTER_DAYS = 90
+# The longest interval MEMORY_POLICY.md's `revalidate_after_days` may set: ten years.
+REVALIDATE_MAX_DAYS = 3653
 HANDOFF_MAX_NEXT_ACTIONS = 3
 HANDOFF_MIN_NEXT_ACTIONS = 1
 # A lease file is a few hundred bytes of JSON; anything larger is not one.
