@@ -34,6 +34,21 @@ def _register() -> None:
     from continuity.cli import preserve
 
     preserve.register(app)
+    _register_mcp()
+
+
+def _register_mcp() -> None:
+    """TEMPORARY until the server's own `mcp` sub-app lands: a sub-app holding only `install`.
+
+    At that merge, delete this function and call `mcp_install.register_install` on that sub-app.
+    """
+    import typer
+
+    from continuity.cli import mcp_install
+
+    mcp_app = typer.Typer(help="The memory tools as an MCP server, and its registration.", no_args_is_help=True)
+    mcp_install.register_install(mcp_app)
+    app.add_typer(mcp_app, name="mcp")
 
 
 _register()

@@ -358,4 +358,31 @@ def _hook_scopes(ctx: Context) -> list[Check]:
     return found
 
 
-PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes])
+def _mcp_registrations(ctx: Context) -> list[Check]:
+    """Where each harness would start the memory server from; twice is a warning, none is a hint."""
+    import shutil
+
+    from continuity.trust import mcpconfig
+
+    repo = ctx.conn.repo or find_repo_root(ctx.cwd)
+    found = []
+    for name in mcpconfig.HARNESSES:
+        places = mcpconfig.registrations(name, repo)
+        ident = f"mcp.{name}"
+        if len(places) > 1:
+            files = " and ".join(str(path) for path in places.values())
+            message = f"{name} starts the continuity MCP server from both {files}; remove it from one of them"
+            found.append(check(ident, "warn", message))
+        elif "project" in places and shutil.which("lifecycle", path=ctx.environ.get("PATH")) is None:
+            message = f"{places['project']} runs 'lifecycle mcp', but 'lifecycle' is not on PATH here"
+            found.append(check(ident, "warn", message + "; install the package where the client finds it"))
+        elif places:
+            scope, path = next(iter(places.items()))
+            found.append(check(ident, "ok", f"{name} MCP server: registered at {scope} scope in {path}"))
+        else:
+            hint = f"lifecycle mcp install --harness {name}"
+            found.append(check(ident, "ok", f"{name} MCP server: not registered (the memory tools: {hint})"))
+    return found
+
+
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _mcp_registrations])
