@@ -2,4 +2,5 @@
 
 from continuity.cli import main
 
-main()
+if __name__ == "__main__":  # importing the module (as a walk of the package does) runs nothing
+    main()
