@@ -210,3 +210,13 @@ def test_doctor_says_where_the_server_is_registered(
     invoke("mcp", "install", "--harness", "claude", "--scope", "project", "--both")
     found = mcp_checks()
     assert found["mcp.claude"]["level"] == "warn" and str(harness_homes / ".mcp.json") in found["mcp.claude"]["message"]
+
+
+def test_a_config_over_the_cap_is_refused_before_it_is_read(isolated_home: Path) -> None:
+    path = isolated_home / "claude-config" / ".claude.json"
+    path.parent.mkdir()
+    with open(path, "wb") as handle:  # sparse: the size says enough, nothing is read
+        handle.truncate(limits.MCP_CONFIG_CAP_BYTES + 1)
+    result = invoke("mcp", "install", "--harness", "claude")
+    assert result.exit_code == 5 and str(limits.MCP_CONFIG_CAP_BYTES) in result.stderr
+    assert path.stat().st_size == limits.MCP_CONFIG_CAP_BYTES + 1
