@@ -152,3 +152,15 @@ def test_cli_verify_and_revalidate(connected: Path) -> None:
     wrong = cli(["verify", cand, "--yes"])
     assert wrong.exit_code == 5
     assert wrong.stderr.startswith("lifecycle: error:") and len(wrong.stderr.strip().splitlines()) == 1
+
+
+def test_a_secret_like_title_is_withheld_from_the_listing(root: Path) -> None:
+    from writer_support import FAKE_SECRET
+
+    note = approved(root)
+    meta = meta_of(root, note.rel)
+    body = notes.parse_note((root / note.rel).read_bytes(), note.rel).body
+    stale = {**meta, "title": f"key {FAKE_SECRET}", "revalidate_by": dt.date(2000, 1, 1)}
+    (root / note.rel).write_text(notes.compose(stale, body))
+    [due] = revalidation.revalidate(root, NOW)[0]
+    assert due.id == note.id and FAKE_SECRET not in json.dumps(due.to_json())

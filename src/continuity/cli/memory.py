@@ -204,7 +204,9 @@ def verify(
     if not yes:
         if not interactive():
             _need("--yes", "re-verification")
-        warn(f"{found.id} ({found.rel}): {found.meta.get('type')}: {found.meta.get('title')}")
+        from continuity.gate.secrets import shown_value
+
+        warn(f"{found.id} ({found.rel}): {found.meta.get('type')}: {shown_value(str(found.meta.get('title')))}")
         if not typer.confirm("Did you check that it still holds?", default=False, err=True):
             raise typer.Abort()
     result = revalidation.verify(ctx, note_id)

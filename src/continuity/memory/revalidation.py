@@ -23,6 +23,7 @@ from typing import Any
 
 from continuity import ids, limits
 from continuity.errors import InputRejected, NoteError
+from continuity.gate.secrets import shown_value
 from continuity.memory.lookup import Found, find_note
 from continuity.store import writer
 from continuity.store.writer import WriteContext
@@ -77,7 +78,9 @@ def revalidate(vault_root: Path, now: dt.datetime | None = None) -> tuple[list[D
             if when is None or when < today:
                 overdue = None if when is None else (today - when).days
                 verified = notes.as_date(note.meta.get("verified"))
-                due.append(Due(found.id, rel, found.text("type"), found.text("title"), when, verified, overdue))
+                title = found.text("title")
+                shown = None if title is None else shown_value(title)  # a pasted token never reaches a listing
+                due.append(Due(found.id, rel, found.text("type"), shown, when, verified, overdue))
     due.sort(key=lambda item: (item.revalidate_by or dt.date.min, item.rel))
     return due, invalid
 
