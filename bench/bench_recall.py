@@ -20,6 +20,9 @@ of the notes), reported as medians:
 * `imports`: a process that only imports the modules the warm command imported (read from its
   `-X importtime` report) and leaves as it does: the command's fixed cost before any work.
 
+Then the frontmatter of 1,000 generated notes is read both ways, per note: `flatyaml` (what the cold
+build uses for flat frontmatter) and ruamel.yaml composing once (the fallback for everything else).
+
 Then one journal of `--journal-lines` lines (about 240 bytes each) is searched with `journal_search`:
 the newest entries without a query (the default 50,000-line window), a literal that only the oldest
 line holds (the window widens fourfold up to 1,000,000 lines), a literal that no line holds, and a
@@ -49,6 +52,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from continuity.local.connection import render_connection  # noqa: E402
 from continuity.recall import index as recall_index, journal_search, search as recall  # noqa: E402
+from continuity.vault import notes  # noqa: E402
 
 DEVICE = "bench-box"
 PROJECT = "bench-app"
@@ -180,6 +184,20 @@ def bench_vault(total: int, repeat: int, cold_repeat: int, work: Path) -> dict[s
     }
 
 
+def bench_frontmatter(count: int, repeat: int) -> tuple[float, float]:
+    """(flat, ruamel.yaml) median microseconds to read one note's frontmatter."""
+    rng = random.Random(2)
+    blocks = []
+    for n in range(count):
+        text = note_text(rng, n)
+        front, _body, _start = notes.split_frontmatter(text, "n.md")
+        assert front is not None
+        blocks.append(front)
+    flat = median_seconds(lambda: [notes.parse_frontmatter(b, "n.md") for b in blocks], repeat)
+    full = median_seconds(lambda: [notes._load_yaml(b, "n.md") for b in blocks], max(3, repeat // 2))
+    return flat / count * 1e6, full / count * 1e6
+
+
 def make_journal(root: Path, lines: int, seed: int = 1) -> Path:
     rng = random.Random(seed)
     file = root / "50-devices" / DEVICE / "journal.jsonl"
@@ -238,6 +256,10 @@ def main() -> None:
                 f"{row['warm_query_ms']:13.1f} | {row['one_edit_ms']:11.1f} | {row['command_ms']:10.1f} | "
                 f"{row['imports_ms']:10.1f} | {row['bare_python_ms']:10.1f} | {row['index_mib']:.1f}"
             )
+        flat_us, ruamel_us = bench_frontmatter(1000, args.repeat)
+        print()
+        print("frontmatter read per note | flatyaml us | ruamel.yaml us | ratio")
+        print(f"1,000 generated notes | {flat_us:.1f} | {ruamel_us:.1f} | {ruamel_us / flat_us:.1f}x")
         print()
         print(f"journal search over one journal of {args.journal_lines:,} lines")
         print("case | median s | used_window_lines | results")

@@ -118,6 +118,8 @@ def test_clean_vault_is_ok_and_json_keys_are_pinned(vault: Path) -> None:
         "hooks.scopes.codex",
         "hooks.scopes.claude",
         "project.identity",
+        "mcp.codex",
+        "mcp.claude",
     }
     assert set(found) == expected
     assert "via AGENT_VAULT_CONNECTION" in found["connection"][1]

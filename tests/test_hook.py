@@ -435,8 +435,13 @@ def test_hook_never_imports_typer_or_portalocker_and_warm_path_skips_yaml_and_sc
 
 
 @pytest.fixture
-def no_dependencies(tmp_path: Path) -> dict[str, str]:
-    """An environment whose Python cannot import the package's dependencies (they raise ImportError)."""
+def no_dependencies(tmp_path: Path, vault: Path) -> dict[str, str]:
+    """An environment whose Python cannot import the package's dependencies (they raise ImportError).
+
+    Flat frontmatter is read without ruamel.yaml, so the project profile (a source of both events) gets
+    a YAML comment: only ruamel.yaml reads that block, and a cold render must import it."""
+    project = vault / SOURCE_REL["project"]
+    project.write_text(project.read_text().replace("---\n", "---\n# read by ruamel.yaml only\n", 1))
     blocker = tmp_path / "blocked-imports"
     for name in ("ruamel", "detect_secrets"):
         (blocker / name).mkdir(parents=True)

@@ -338,7 +338,8 @@ def test_revalidate_lists_overdue_notes(root: Path) -> None:
     assert [rel for rel, _ in invalid] == ["30-memory/lessons/broken.md"]
     due, _ = revalidation.revalidate(root, NOW + 91 * DAY)
     assert [item.id for item in due] == ["undated", old.id]
-    assert set(due[1].to_json()) == {"id", "path", "type", "title", "revalidate_by"}
+    assert set(due[1].to_json()) == {"id", "path", "type", "title", "verified", "revalidate_by", "overdue_days"}
+    assert due[1].overdue_days == 1 and due[0].overdue_days is None
 
 
 # ---------------------------------------------------------------------------------------- edits
@@ -451,7 +452,7 @@ def test_cli_supersede_archive_revalidate(connected: Path) -> None:
     assert json.loads(result.stdout)["path"] == f"90-archive/30-memory/facts/{a}.md"
     assert cli(["archive", a]).exit_code == 5
     doc = json.loads(cli(["revalidate", "--json"]).stdout)
-    assert doc == {"version": 1, "due": [], "invalid": []}
+    assert set(doc) == {"version", "today", "due", "invalid"} and doc["due"] == doc["invalid"] == []
     assert cli(["revalidate"]).stdout.strip() == "nothing is due for revalidation"
 
 

@@ -64,6 +64,8 @@ LEASE_DEFAULT_TTL_SECONDS = 2 * 3600
 LEASE_MAX_TTL_SECONDS = 30 * 24 * 3600
 LOCAL_LOCK_TIMEOUT_SECONDS = 10.0
 REVALIDATE_AFTER_DAYS = 90
+# The longest interval MEMORY_POLICY.md's `revalidate_after_days` may set: ten years.
+REVALIDATE_MAX_DAYS = 3653
 HANDOFF_MAX_NEXT_ACTIONS = 3
 HANDOFF_MIN_NEXT_ACTIONS = 1
 # A lease file is a few hundred bytes of JSON; anything larger is not one.
@@ -162,6 +164,12 @@ HOOK_STATE_PRUNE_MAX_ENTRIES = 1024
 RECEIPTS_CAP_BYTES = 64 * KIB
 RECEIPTS_MAX_ENTRIES = 64
 HARNESS_CONFIG_CAP_BYTES = 1 * MIB
+# Claude Code keeps its whole user state in ~/.claude.json (history per project included), so the MCP
+# registration reads files up to this size; anything larger is refused rather than read whole.
+MCP_CONFIG_CAP_BYTES = 16 * MIB
+# What `mcp install` asks Codex to wait for the server's start (its default is 10 s): a cold start on a
+# busy computer imports the SDK and the package from disk.
+MCP_STARTUP_TIMEOUT_SECONDS = 30
 
 # `lifecycle init`: how long one git query (remote URL, root commit) may take, and how many entries of
 # the folders around a missing vault path are looked at for a vault that is already there.

@@ -1,8 +1,9 @@
-"""`lifecycle note new`, `approve`, `supersede`, `archive` and `revalidate` (`edit` is in `cli.edit`).
+"""`lifecycle note new`, `approve`, `supersede`, `archive`, `revalidate` and `verify` (`edit` is in `cli.edit`).
 
-Approval is the person's act. On a terminal it is asked for; without one (an agent, a script)
-`approve` needs `--yes`. A missing confirmation is a usage error, exit 2, and nothing is written.
-The lease is checked before any question is asked, so a foreign lease fails fast (exit 4).
+Approval and re-verification are the person's acts. On a terminal they are asked for; without one
+(an agent, a script) `approve` and `verify` need `--yes`. A missing confirmation is a usage error,
+exit 2, and nothing is written. The lease is checked before any question is asked, so a foreign
+lease fails fast (exit 4).
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ def approve(
         warn(f"  scope {meta.get('scope')}, confidence {meta.get('confidence')}")
         if not typer.confirm("Approve it as durable memory?", default=False, err=True):
             raise typer.Abort()
-    result = memory.approve(ctx, note_id)
+    from continuity.memory import revalidation
+
+    result = memory.approve(ctx, note_id, revalidate_days=revalidation.interval_days(ctx.vault))
     text = f"approved {result.candidate_id} as {result.id} ({result.rel}); revalidate by {result.revalidate_by}"
     report(result.to_json(), json_out, text)
 
@@ -157,11 +160,13 @@ def revalidate(json_out: JsonOption = False) -> None:
     from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd())
-    due, invalid = revalidation.revalidate(ctx.vault)
+    now = ctx.clock()
+    due, invalid = revalidation.revalidate(ctx.vault, now)
     if json_out:
         emit_json(
             {
                 "version": 1,
+                "today": revalidation.today_of(now).isoformat(),
                 "due": [item.to_json() for item in due],
                 "invalid": [{"path": rel, "error": message} for rel, message in invalid],
             }
@@ -171,9 +176,36 @@ def revalidate(json_out: JsonOption = False) -> None:
         warn(f"lifecycle: warning: {message}")
     if not due:
         emit("nothing is due for revalidation")
+        return
     for item in due:
         when = item.revalidate_by.isoformat() if item.revalidate_by else "no date"
         emit(f"{when}  {item.id}  {item.rel}  {item.title or ''}".rstrip())
+    emit("check each against the current code; then 'lifecycle verify ID', or supersede or archive it")
+
+
+def verify(
+    note_id: Annotated[str, typer.Argument(metavar="ID", help="The approved note's id.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Mark it without asking (the person checked it).")] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Mark an approved note re-verified: verified today, due again after the policy's interval."""
+    from continuity.memory import revalidation
+    from continuity.store import writer
+
+    _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
+    found = revalidation.verifiable(ctx.vault, note_id)
+    _refuse_foreign(ctx)
+    if not yes:
+        if not interactive():
+            _need("--yes", "re-verification")
+        from continuity.gate.secrets import shown_value
+
+        warn(f"{found.id} ({found.rel}): {found.meta.get('type')}: {shown_value(str(found.meta.get('title')))}")
+        if not typer.confirm("Did you check that it still holds?", default=False, err=True):
+            raise typer.Abort()
+    result = revalidation.verify(ctx, note_id)
+    text = f"{result.id} verified {result.verified}; revalidate by {result.revalidate_by}"
+    report(result.to_json(), json_out, text if result.changed else f"{text} (already; nothing changed)")
 
 
 def register(app: typer.Typer) -> None:
@@ -182,3 +214,4 @@ def register(app: typer.Typer) -> None:
     app.command()(supersede)
     app.command()(archive)
     app.command()(revalidate)
+    app.command()(verify)

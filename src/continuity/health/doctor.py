@@ -390,4 +390,10 @@ def _project_identity(ctx: Context) -> list[Check]:
     return project_identity.checks(ctx.conn, ctx.root)
 
 
-PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _hook_python, _project_identity])
+def _mcp_servers(ctx: Context) -> list[Check]:
+    from continuity.health import mcp_servers
+
+    return mcp_servers.checks(ctx.conn.repo or find_repo_root(ctx.cwd), ctx.environ)
+
+
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _hook_python, _project_identity, _mcp_servers])

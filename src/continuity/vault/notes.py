@@ -109,24 +109,57 @@ def _error_line(exc: Exception) -> str:
 
 
 def parse_frontmatter(front: str, name: str) -> dict[str, Any]:
+    """The frontmatter mapping, parsed once: flat blocks by `flatyaml`, the rest by ruamel.yaml."""
     if len(front.encode("utf-8")) > limits.FRONTMATTER_CAP_BYTES:
         raise NoteError(f"{name}: frontmatter is over {limits.FRONTMATTER_CAP_BYTES} bytes", "invalid")
-    from ruamel.yaml import events
+    from continuity.vault import flatyaml
+
+    flat = flatyaml.parse(front)
+    if flat is not None:
+        return flat
+    meta = _load_yaml(front, name)
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
+        raise NoteError(f"{name}: frontmatter must be a mapping with text keys", "invalid")
+    return meta
+
+
+def _check_tree(root: Any, name: str) -> None:
+    """Refuse anchors (and so aliases) and nesting deeper than FRONTMATTER_MAX_DEPTH, before anything is
+    constructed: the composed tree shares an aliased node rather than copying it, so it stays small
+    even for a "billion laughs" block, and only construction would expand it."""
+    from ruamel.yaml import nodes
+
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if getattr(node, "anchor", None):
+            raise NoteError(f"{name}: frontmatter uses YAML anchors or aliases, which are refused", "invalid")
+        if isinstance(node, nodes.MappingNode):
+            children = [child for pair in node.value for child in pair]
+        elif isinstance(node, nodes.SequenceNode):
+            children = list(node.value)
+        else:
+            continue
+        if depth + 1 > limits.FRONTMATTER_MAX_DEPTH:
+            raise NoteError(f"{name}: frontmatter is nested too deeply", "invalid")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _load_yaml(front: str, name: str) -> Any:
+    """Compose the block once, check the tree, then construct it from that same tree."""
     from ruamel.yaml.error import YAMLError
 
     yaml = _yaml()
+    parser = None
     try:
-        depth = 0
-        for event in yaml.parse(front):
-            if isinstance(event, events.AliasEvent) or getattr(event, "anchor", None):
-                raise NoteError(f"{name}: frontmatter uses YAML anchors or aliases, which are refused", "invalid")
-            if isinstance(event, (events.MappingStartEvent, events.SequenceStartEvent)):
-                depth += 1
-                if depth > limits.FRONTMATTER_MAX_DEPTH:
-                    raise NoteError(f"{name}: frontmatter is nested too deeply", "invalid")
-            elif isinstance(event, (events.MappingEndEvent, events.SequenceEndEvent)):
-                depth -= 1
-        meta = yaml.load(front)
+        constructor, parser = yaml.get_constructor_parser(front)
+        root = constructor.composer.get_single_node()
+        if root is None:
+            return None
+        _check_tree(root, name)
+        return constructor.construct_document(root)
     except NoteError:
         raise
     except YAMLError as exc:
@@ -138,11 +171,9 @@ def parse_frontmatter(front: str, name: str) -> dict[str, Any]:
         # The parser's own failures on hostile input (RecursionError, ValueError, and a KeyError for
         # `!!bool maybe`) are a broken note, not a crash of the session start.
         raise NoteError(f"{name}: invalid frontmatter ({type(exc).__name__})", "invalid") from None
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
-        raise NoteError(f"{name}: frontmatter must be a mapping with text keys", "invalid")
-    return meta
+    finally:
+        if parser is not None:
+            parser.dispose()
 
 
 def parse_note(data: bytes, name: str, *, require_frontmatter: bool = True) -> Note:

@@ -1,0 +1,270 @@
+"""Registering `lifecycle mcp` in each harness's configuration, merge-safe, and finding it again.
+
+Where (checked against each client's documentation and source):
+- Codex: `[mcp_servers.continuity]` in `config.toml`: user `$CODEX_HOME/config.toml` (default
+  `~/.codex`), project `.codex/config.toml` in the repository (Codex reads it in trusted projects).
+  Keys written: `command`, `args`, `startup_timeout_sec`; any other key a person added to the table
+  (`enabled`, `tool_timeout_sec`, `env`…) is kept.
+- Claude Code: `mcpServers.continuity` (`type: stdio`, `command`, `args`): user scope in `.claude.json`
+  (`$CLAUDE_CONFIG_DIR/.claude.json`, default `~/.claude.json`), project scope in `.mcp.json` at the
+  repository's top level (Claude Code asks the person to approve a project server before first use).
+
+What runs. User scope is for every repository on this computer, so it names this interpreter by its
+absolute path with `-m continuity mcp`: the server then starts with exactly the package that wrote the
+entry, whatever is on PATH, as `hooks install` names `sys.executable` at user scope. Project files are
+shared through Git, so they name no machine path: `lifecycle mcp`, the console script, which must be on
+the client's PATH (doctor says when it is not). Both clients start a stdio server in the session's
+working directory, where the server finds its connection as every command does, so no `cwd` is written.
+
+Merging. TOML goes through tomlkit, which keeps every comment, table and key it does not touch; JSON is
+rewritten with the file's own indentation and key order, every other key untouched. An entry named
+`continuity` that does not run `… mcp` is someone else's and is refused, never overwritten. A file that
+is a link, not a regular file, over `MCP_CONFIG_CAP_BYTES`, not valid (duplicate keys included) or not
+shaped as expected is refused with one line and left as it was. Nothing is written when nothing would
+change, and never while the other scope of the same harness already registers the server (the client
+would start it twice), unless `both`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from continuity import limits
+from continuity.errors import InputRejected, UsageError
+
+CODEX = "codex"
+CLAUDE = "claude"
+HARNESSES = (CODEX, CLAUDE)
+SCOPES = ("user", "project")
+SERVER_NAME = "continuity"
+_TABLE = {CODEX: "mcp_servers", CLAUDE: "mcpServers"}
+
+
+def user_config_path(harness: str) -> Path:
+    if harness == CODEX:
+        return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home()) / ".claude.json"
+
+
+def project_config_path(harness: str, repo: Path) -> Path:
+    return repo / (".codex/config.toml" if harness == CODEX else ".mcp.json")
+
+
+def config_path(harness: str, scope: str, repo: Path | None) -> Path:
+    if scope == "user":
+        return user_config_path(harness)
+    if repo is None:
+        raise UsageError("project scope needs a git repository; run this inside the checkout")
+    return project_config_path(harness, repo)
+
+
+def wanted_entry(harness: str, scope: str) -> dict[str, Any]:
+    """Our server's entry for `harness` at `scope` (see the module docstring for why these commands)."""
+    if scope == "user":
+        command, args = sys.executable, ["-m", "continuity", "mcp"]
+    else:
+        command, args = "lifecycle", ["mcp"]
+    if harness == CODEX:
+        return {"command": command, "args": args, "startup_timeout_sec": limits.MCP_STARTUP_TIMEOUT_SECONDS}
+    return {"type": "stdio", "command": command, "args": args}
+
+
+def is_ours(entry: object) -> bool:
+    """An entry that runs `lifecycle mcp` or `python -m continuity mcp`."""
+    if not isinstance(entry, dict):
+        return False
+    args = entry.get("args")
+    command = str(entry.get("command", ""))
+    if not isinstance(args, list) or not args or args[-1] != "mcp":
+        return False
+    return Path(command).stem == "lifecycle" or args[:2] == ["-m", "continuity"]
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, None when absent; InputRejected for a file we must not rewrite."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+        raise InputRejected(f"{path} is a link or not a regular file; edit it by hand (nothing was changed)")
+    if info.st_size > limits.MCP_CONFIG_CAP_BYTES:
+        raise InputRejected(f"{path} is larger than {limits.MCP_CONFIG_CAP_BYTES} bytes; nothing was changed")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputRejected(f"{path} is not valid UTF-8; fix or move it, nothing was changed") from None
+
+
+def _load_toml(path: Path, text: str) -> Any:
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputRejected(f"{path} is not valid TOML ({first}); fix or move it, nothing was changed") from None
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen[key] = value
+    return seen
+
+
+def _load_json(path: Path, text: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=_reject_duplicates) if text.strip() else {}
+    except (ValueError, RecursionError) as exc:
+        where = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise InputRejected(f"{path} is not valid JSON{where}; fix or move it, nothing was changed") from None
+    if not isinstance(doc, dict):
+        raise InputRejected(f"{path} does not hold a JSON object; nothing was changed")
+    return doc
+
+
+def json_indent(text: str) -> str | int | None:
+    """The indentation of a JSON document's first indented line: a tab, a number of spaces, or None."""
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            head = line[: len(line) - len(stripped)]
+            return "\t" if head.startswith("\t") else len(head)
+    return None if text.strip() and "\n" not in text.strip() else 2
+
+
+def servers_of(harness: str, path: Path, text: str) -> Any:
+    """The servers table of a configuration's text (an empty one when it has none)."""
+    if harness == CODEX:
+        table = _load_toml(path, text).get(_TABLE[CODEX], {})
+    else:
+        table = _load_json(path, text).get(_TABLE[CLAUDE], {})
+    if not isinstance(table, dict):
+        raise InputRejected(f"{path}: {_TABLE[harness]} is not a table of servers; nothing was changed")
+    return table
+
+
+def registered(harness: str, path: Path) -> bool:
+    """True when `path` registers our server; False when absent or unreadable."""
+    try:
+        text = _read(path)
+        return text is not None and is_ours(_plain(servers_of(harness, path, text).get(SERVER_NAME)))
+    except InputRejected:
+        return False
+
+
+def registrations(harness: str, repo: Path | None) -> dict[str, Path]:
+    """The files that register our server for `harness`: the user's, and `repo`'s project file."""
+    places = [("user", user_config_path(harness))]
+    if repo is not None:
+        places.append(("project", project_config_path(harness, repo)))
+    return {scope: path for scope, path in places if registered(harness, path)}
+
+
+def _plain(value: object) -> object:
+    """A tomlkit value as plain Python (dicts, lists, strings, numbers); JSON values pass through."""
+    unwrap = getattr(value, "unwrap", None)
+    return unwrap() if callable(unwrap) else value
+
+
+def _merged_toml(path: Path, text: str, wanted: dict[str, Any]) -> str:
+    import tomlkit
+
+    doc = _load_toml(path, text)
+    servers = doc.get(_TABLE[CODEX])
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc[_TABLE[CODEX]] = servers
+    elif not isinstance(servers, dict) or isinstance(servers, tomlkit.items.InlineTable):
+        raise InputRejected(f"{path}: mcp_servers is not a table of servers; edit it by hand (nothing was changed)")
+    entry = servers.get(SERVER_NAME)
+    if entry is None:
+        entry = tomlkit.table()
+        for key, value in wanted.items():
+            entry[key] = value
+        entry.add(tomlkit.nl())  # a blank line before whatever table follows ours
+        servers[SERVER_NAME] = entry
+    elif not isinstance(entry, tomlkit.items.Table):
+        raise InputRejected(f"{path}: mcp_servers.{SERVER_NAME} is not a table; edit it by hand (nothing was changed)")
+    for key, value in wanted.items():
+        if _plain(entry.get(key)) != value:
+            entry[key] = value
+    return tomlkit.dumps(doc)
+
+
+def _merged_json(path: Path, text: str, wanted: dict[str, Any]) -> str:
+    doc = _load_json(path, text)
+    servers = doc.setdefault(_TABLE[CLAUDE], {})
+    if not isinstance(servers, dict):
+        raise InputRejected(f"{path}: mcpServers is not an object; edit it by hand (nothing was changed)")
+    entry = servers.get(SERVER_NAME)
+    servers[SERVER_NAME] = {**(entry if isinstance(entry, dict) else {}), **wanted}
+    ending = "\n" if not text or text.endswith("\n") else ""
+    return json.dumps(doc, indent=json_indent(text), ensure_ascii=False) + ending
+
+
+@dataclass(frozen=True)
+class Registered:
+    harness: str
+    scope: str
+    path: Path
+    text: str  # the file as it is (or, for a dry run, would be) after the command
+    changed: bool
+    dry_run: bool
+    command: tuple[str, ...]
+    duplicate_of: Path | None = None  # the other scope's file that already registers the server
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "harness": self.harness,
+            "scope": self.scope,
+            "path": str(self.path),
+            "server": SERVER_NAME,
+            "command": list(self.command),
+            "changed": self.changed,
+            "dry_run": self.dry_run,
+            "duplicate_of": None if self.duplicate_of is None else str(self.duplicate_of),
+        }
+
+
+def install(harness: str, scope: str, repo: Path | None, *, dry_run: bool = False, both: bool = False) -> Registered:
+    """Register our server in the harness's file for `scope`; write only when something changes."""
+    if harness not in HARNESSES or scope not in SCOPES:
+        raise UsageError(f"unknown harness or scope: {harness} {scope}")
+    path = config_path(harness, scope, repo)
+    wanted = wanted_entry(harness, scope)
+    command = (wanted["command"], *wanted["args"])
+    text = _read(path)
+    existing = text or ""
+    current = _plain(servers_of(harness, path, existing).get(SERVER_NAME))
+    if current is not None and not is_ours(current):
+        raise InputRejected(
+            f"{path} already has an MCP server named {SERVER_NAME!r} that does not run 'lifecycle mcp'; "
+            "rename or remove it first (nothing was changed)"
+        )
+    if not both:
+        other = registrations(harness, repo).get("project" if scope == "user" else "user")
+        if other is not None:
+            return Registered(harness, scope, path, existing, False, dry_run, command, duplicate_of=other)
+    if isinstance(current, dict) and all(current.get(key) == value for key, value in wanted.items()):
+        return Registered(harness, scope, path, existing, False, dry_run, command)  # as it was, formatting too
+    merged = _merged_toml(path, existing, wanted) if harness == CODEX else _merged_json(path, existing, wanted)
+    changed = merged != existing
+    if changed and not dry_run:
+        from continuity.store import atomic
+
+        mode = stat.S_IMODE(os.lstat(path).st_mode) if text is not None else 0o600 if scope == "user" else 0o644
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(path, merged, mode)
+    return Registered(harness, scope, path, merged, changed, dry_run, command)
