@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity import limits
-from continuity.cli.options import JsonOption
-from continuity.cli.output import emit, emit_json, warn
+from continuity.cli.common import JsonOption, emit, emit_json, warn
 
 if TYPE_CHECKING:
     from continuity.health.report import Check, Report

@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from continuity.cli.common import JsonOption, emit, emit_json, warn
 from continuity.cli.memory import interactive
-from continuity.cli.options import JsonOption
-from continuity.cli.output import emit, emit_json, warn
 from continuity.errors import ContinuityError, InputRejected, UsageError
 
 if TYPE_CHECKING:

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from continuity.cli.options import JsonOption, SessionOption
-from continuity.cli.output import emit, emit_json, report, warn
+from continuity.cli.common import JsonOption, SessionOption, emit, emit_json, report, warn
 
 if TYPE_CHECKING:
     from continuity.memory.handoff import Handoff

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from continuity.cli.options import Harness, JsonOption, Scope
-from continuity.cli.output import emit, emit_json, warn
+from continuity.cli.common import Harness, JsonOption, Scope, emit, emit_json, warn
 
 if TYPE_CHECKING:
     from continuity.trust import registered

@@ -14,8 +14,7 @@ from typing import Annotated
 
 import typer
 
-from continuity.cli.options import Harness, JsonOption, Scope
-from continuity.cli.output import emit, emit_json
+from continuity.cli.common import Harness, JsonOption, Scope, emit, emit_json
 
 mcp_app = typer.Typer(
     help="The MCP server: recall, brief, handoffs and candidates for any MCP client, metered per session.",

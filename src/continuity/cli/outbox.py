@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from continuity.cli.options import JsonOption
+from continuity.cli.common import JsonOption, emit_json
 
 HELP = (
     "The delivery outbox: output/ is a git-ignored folder whose packages are deleted for good seven days "
@@ -31,8 +31,6 @@ def _now(value: str | None) -> datetime | None:
 
 
 def _emit(doc: dict[str, Any]) -> None:
-    from continuity.cli.output import emit_json
-
     emit_json({"version": 1, **doc})
 
 

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from continuity.cli.options import JsonOption
-from continuity.cli.output import emit, emit_json, warn
+from continuity.cli.common import JsonOption, emit, emit_json, warn
 
 if TYPE_CHECKING:
     from continuity.memory.preserve import Plan

@@ -12,8 +12,7 @@ from typing import Annotated
 
 import typer
 
-from continuity.cli.options import JsonOption
-from continuity.cli.output import emit, report
+from continuity.cli.common import JsonOption, emit, report
 
 
 def scan(

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from continuity.cli.options import Event, Format, Harness, JsonOption
-from continuity.cli.output import emit, emit_json, warn
+from continuity.cli.common import Event, Format, Harness, JsonOption, emit, emit_json, warn
 
 if TYPE_CHECKING:
     from continuity.brief.render import Brief
