@@ -55,7 +55,7 @@ PINNED_MODULES = {
     "continuity/gate/__init__.py": "ab83011d73cf36c4e45eddc1eb5f3f4de20c906f6d84aff310877fcc1e78cc94",
     "continuity/gate/assignments.py": "c1de619995b30f8b86d259c3ef18cb53b23fc492ae2393d43418e5b7364bfce9",
     "continuity/gate/context.py": "1562d1e83a8fbd20fd68f319ca18a65416c61e6070dd9ec9ba962d60b32ea9d2",
-    "continuity/gate/detectsecrets.py": "4a0909ed5c71dcf3eea450a38c9c54fb06b59038fe81a61ef3aabc8dd99678fc",
+    "continuity/gate/detectsecrets.py": "1d4402e31b60d023911238dc407c135f40ddd754091881bc5fe52ca17219da10",
     "continuity/gate/doc.py": "b91e347211c9206ef41360c30ba5a03e20f8867997da5bff777f3ed28cba823c",
     "continuity/gate/labels.py": "288fc40e47644461cdc611e7c2066aab3e3f0e2acd7e51e47ee86eb336ff9f0e",
     "continuity/gate/rules.py": "662d7511cfa0f4861e7f13e12f5db2a3963d7a16f87bfe881c21208fb2b4660a",
