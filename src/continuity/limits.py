@@ -146,3 +146,10 @@ ID_MAX_CHARS = 63
 NOTE_ID_MAX_CHARS = 128
 SLUG_MAX_CHARS = 48
 DEVICE_SUFFIX_CHARS = 4
+
+# The secret gate's targets, measured on the corpus in tests/secret_formats.py: the share of secrets
+# caught over every gitleaks rule and every assignment shape, the share of hard negatives flagged, and
+# how many hard negatives that share is taken over.
+SECRET_GATE_MIN_RECALL_PERCENT = 97
+SECRET_GATE_MAX_FALSE_POSITIVE_PERCENT = 3
+SECRET_GATE_MIN_HARD_NEGATIVES = 300

@@ -8,6 +8,7 @@ SoftLayer, Cloudant), and only the matching lines go to it.
 from __future__ import annotations
 
 from continuity.gate.doc import Candidate, Doc, rx
+from continuity.gate.shapes import filler
 
 # Plugins whose formats the project's own rules do not cover; everything else is ours, so the heavy
 # import is paid only for the rare line that names one of these services.
@@ -56,7 +57,8 @@ def candidates(doc: Doc) -> list[Candidate]:
     if not wanted:
         return []
     lines = [(number, doc.lines[number - 1].rstrip("\r")) for number in sorted(wanted)]
-    return [(doc.starts[number - 1], detector, value) for number, detector, value in detect_secrets_scan(lines)]
+    found = detect_secrets_scan(lines)
+    return [(doc.starts[number - 1], detector, value) for number, detector, value in found if not filler(value)]
 
 
 def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:

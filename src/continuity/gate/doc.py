@@ -43,13 +43,14 @@ class Doc:
 
     @property
     def hits(self) -> list[tuple[int, int]]:
-        """Spans of secret keywords (pass, pwd, pw, secret, token, key, credential, creds), any case.
+        """Spans of secret keywords (pass, pwd, pw, secret, token, key, credential, creds, and PIN as a
+        word of its own: `pin`, not `pinned` or `opinion`), any case.
 
         Searched in the lower-cased text when lower-casing kept every offset (always for ASCII),
         otherwise case-blind in the text itself; either way the spans are offsets into `text`.
         """
         if self._hits is None:
-            words = r"pass|pwd|pw|secret|token|key|credential|creds"
+            words = r"pass|pwd|pw|pin(?![a-z])|secret|token|key|credential|creds"
             if len(self.lowered) == len(self.text):
                 found = shapes.compiled(words).finditer(self.lowered)
             else:

@@ -30,8 +30,10 @@ from continuity.gate import (
     assignments as secret_assignments,
     context as secret_context,
     detectsecrets,
+    encoded as secret_encoded,
     labels as secret_labels,
     rules,
+    services as secret_services,
     structures as secret_structures,
     values as secret_values,
 )
@@ -193,5 +195,7 @@ _FINDERS = (
     *secret_context.FINDERS,
     *secret_labels.FINDERS,
     *secret_values.FINDERS,
+    *secret_services.FINDERS,
+    *secret_encoded.FINDERS,
     detectsecrets.candidates,
 )
