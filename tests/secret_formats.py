@@ -1,8 +1,9 @@
 """A corpus for the secret gate built from the public rule sets of gitleaks and trufflehog.
 
 One case a rule or shape, each with a matching hard negative. The token formats are those of
-gitleaks' rules (`cmd/generate/config/rules/*.go`: one entry each, under the rule's id) and of
-trufflehog's detectors, written here as shapes: `{h32}` is 32 characters of the alphabet `h`. Values
+gitleaks' rules (`cmd/generate/config/rules/*.go`: one entry each, under the rule's id), written here
+as shapes: `{h32}` is 32 characters of the alphabet `h`; the older formats, header forms and labelled
+values beside them are among those trufflehog's detectors look for. Values
 are generated from each shape with a generator seeded by the case's name, so the corpus is the same
 on every run and holds no copied secret; no complete token is written in this file. A rule whose
 value only means something under its service's name (gitleaks' keyword rules) carries that name as
@@ -608,6 +609,11 @@ HEADERS = (
         "http-authorization",
         "GET /v1/orders HTTP/1.1\nHost: api.acme-corp.dev\nAuthorization: Bearer {w48}",
         "GET /v1/orders HTTP/1.1\nHost: api.acme-corp.dev\nAuthorization: Bearer <token>",
+    ),
+    (
+        "http-bearer-zero-run",
+        "Authorization: Bearer AAAAAAAAAAAAAAAAAAAAA{a10}AAAAAAA{a6}%2B{a30}%3D{a40}",
+        "Authorization: Bearer %BEARER_TOKEN%",
     ),
     ("http-x-auth-token", "X-Auth-Token: {a36}", "X-Auth-Token: (see the team vault)"),
     ("http-api-key", "api-key: {h32}", "api-key: required"),

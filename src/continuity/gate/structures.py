@@ -124,9 +124,10 @@ def _auth_headers(doc: Doc) -> list[Candidate]:
     text = doc.text
     out: list[Candidate] = []
     if "earer" in text:
-        for match in rx(r"[Bb]earer[ \t]{1,8}([A-Za-z0-9._~+/=-]{16,4096})").finditer(text):
+        # `%`: Twitter's bearer tokens come URL-encoded (`%2B`, `%3D`) after a run of `A`.
+        for match in rx(r"[Bb]earer[ \t]{1,8}([A-Za-z0-9._~+/=%-]{16,4096})").finditer(text):
             value = match.group(1)
-            pieces = rx(r"[._~+/=-]").split(value)
+            pieces = rx(r"%[0-9A-Fa-f]{2}|[._~+/=%-]").split(value)
             if shapes.token_like(max(pieces, key=len)) or (shapes.token_like(value) and len(value) >= 24):
                 out.append((match.start(), "bearer-token", value))
     if "asic " in text:
