@@ -50,12 +50,16 @@ class Doc:
         otherwise case-blind in the text itself; either way the spans are offsets into `text`.
         """
         if self._hits is None:
-            words = r"pass|pwd|pw|pin(?![a-z])|secret|token|key|credential|creds"
+            words = r"pass|pwd|pw|secret|token|key|credential|creds"
             if len(self.lowered) == len(self.text):
                 found = shapes.compiled(words).finditer(self.lowered)
             else:
                 found = shapes.compiled(words, re.IGNORECASE).finditer(self.text)
             self._hits = [m.span() for m in found]
+            if "pin" in self.lowered:  # rare as a word: its own search only when the letters occur
+                pin, haystack = self.caseless(r"(?<![a-z])pin(?:code)?(?![a-z])")
+                spans = [m.span() for m in pin.finditer(haystack)]
+                self._hits = sorted(self._hits + spans) if spans else self._hits
         return self._hits
 
     @property

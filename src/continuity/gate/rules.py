@@ -70,6 +70,9 @@ def runs(text: str) -> str:
     return "\n".join(shapes.compiled(RUN).findall(text))
 
 
+_PREFIXES = tuple(sorted({prefix for _, prefixes, _, _, _ in RULES for prefix in prefixes}))
+
+
 def token_candidates(text: str, haystack: str | None = None) -> list[tuple[int, str, str]]:
     """(offset, detector, value) for every token-format match that passes its check (`haystack`: the runs)."""
     haystack = runs(text) if haystack is None else haystack
@@ -77,8 +80,11 @@ def token_candidates(text: str, haystack: str | None = None) -> list[tuple[int, 
     if not haystack:
         return out
     size = len(text)
+    present = {prefix for prefix in _PREFIXES if prefix in haystack}  # one loop, not one per rule
+    if not present:
+        return out
     for detector, prefixes, pattern, check, bounds in RULES:
-        if not any(prefix in haystack for prefix in prefixes):
+        if present.isdisjoint(prefixes):
             continue
         for match in shapes.compiled(pattern).finditer(text):
             start, end = match.span()

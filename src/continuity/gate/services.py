@@ -27,26 +27,31 @@ SERVICE_WORDS = words(
     "segment shopify snyk squarespace sumologic sumo telegram travis twitch twitter yandex zendesk zoom"
 )
 
-_ASSIGNED_ID = (
-    r"([a-z0-9_.\-]{0,60}?)(client|access|api|app|consumer|oauth)[_.\-]?id[\"']?[ \t]{0,4}"
-    r"(?::=|=>|=|:)[ \t]{0,4}[\"'`]?([A-Za-z0-9\-]{14,80})[\"'`]?(?![A-Za-z0-9\-])"
-)
+# An assigned `id` first (a literal start the engine finds quickly), then the kind of id before it
+# and the value after it; the service's name is read backwards from there.
+_ID_ASSIGNED = r"id[\"']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}[\"'`]?([A-Za-z0-9\-]{14,80})[\"'`]?(?![A-Za-z0-9\-])"
+_KIND_BEFORE = r"(client|access|api|app|consumer|oauth)[_.\-]?$"
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
 def _service_ids(doc: Doc) -> list[Candidate]:
     """`<service>_client_id = <generated value>` for a service in `SERVICE_WORDS`."""
-    if rx(r"id[\"']?[ \t]?[=:]").search(doc.lowered) is None:
-        return []  # no id is assigned: the longer expression need not run
-    matcher, haystack = doc.caseless(_ASSIGNED_ID)
+    matcher, haystack = doc.caseless(_ID_ASSIGNED)
     text = doc.text
     out: list[Candidate] = []
     for match in matcher.finditer(haystack):
-        name = match.group(1).replace("_", "").replace("-", "").replace(".", "")
+        kind = rx(_KIND_BEFORE).search(haystack[max(0, match.start() - 9) : match.start()].lower())
+        if kind is None:
+            continue
+        begin = match.start()
+        while begin > 0 and match.start() - begin < 60 and haystack[begin - 1].lower() in _NAME_CHARS:
+            begin -= 1
+        name = haystack[begin : match.start()].lower().replace("_", "").replace("-", "").replace(".", "")
         if not any(service in name for service in SERVICE_WORDS):
             continue
-        value = text[match.start(3) : match.end(3)]
-        if generated_id(value, match.group(2).lower()):
-            out.append((match.start(), "service-client-id", value))
+        value = text[match.start(1) : match.end(1)]
+        if generated_id(value, kind.group(1)):
+            out.append((begin, "service-client-id", value))
     return out
 
 
