@@ -56,7 +56,7 @@ PINNED_MODULES = {
     "continuity/gate/assignments.py": "34527a414849b836a1e413fe99be66725393b30285ba3a358ade8df0ee9ea7d5",
     "continuity/gate/context.py": "5666e84ab0f827da817ce753340010e8fd37b5c547957217fa85f2d5297212b0",
     "continuity/gate/detectsecrets.py": "e9bf4cb9f12afcce61d98ea60c8e43a0c40994918754d385b547a3a170b27b7b",
-    "continuity/gate/doc.py": "3f6599b6144e1970c7db7ef7e6213f9e80a22cdf4e0649219b30ca8d478ad88b",
+    "continuity/gate/doc.py": "17488574e30b94d7d1b46a0816212b315efb851d3f7402ce7ec39c0cf15dfba1",
     "continuity/gate/encoded.py": "3cb47344a63c6de22b24844c844cbe85f0b85764a14aedf281e1b6d715fe87b9",
     "continuity/gate/formats.py": "600060a25cf67aee8e8bfcd99444441b7b20dbafc6a4b65dc35f7f7e62af538a",
     "continuity/gate/labels.py": "448168d4a6c9571024b457d55d4a6286147747e9ea07061ad9f54b02d2123216",

@@ -57,8 +57,9 @@ class Doc:
                 found = shapes.compiled(words, re.IGNORECASE).finditer(self.text)
             self._hits = [m.span() for m in found]
             if "pin" in self.lowered:  # rare as a word: its own search only when the letters occur
-                pin, haystack = self.caseless(r"(?<![a-z])pin(?:code)?(?![a-z])")
-                spans = [m.span() for m in pin.finditer(haystack)]
+                # A literal start, the character before checked here: a look-behind would be tried everywhere.
+                pin, haystack = self.caseless(r"pin(?:code)?(?![a-z])")
+                spans = [m.span() for m in pin.finditer(haystack) if not haystack[m.start() - 1 : m.start()].isalpha()]
                 self._hits = sorted(self._hits + spans) if spans else self._hits
         return self._hits
 
