@@ -186,3 +186,10 @@ DEVICE_SUFFIX_CHARS = 4
 # on a busy two-core machine (bench/bench_shim.py: 37 ms real, 180 ms through the shim; the hook
 # handlers paid 210 to 330 ms more). Doctor quotes it; it measures nothing itself.
 PYTHON_SHIM_COST_MS = 140
+
+# The secret gate's targets, measured on the corpus in tests/secret_formats.py: the share of secrets
+# caught over every gitleaks rule and every assignment shape, the share of hard negatives flagged, and
+# how many hard negatives that share is taken over.
+SECRET_GATE_MIN_RECALL_PERCENT = 97
+SECRET_GATE_MAX_FALSE_POSITIVE_PERCENT = 3
+SECRET_GATE_MIN_HARD_NEGATIVES = 300
