@@ -146,3 +146,21 @@ ID_MAX_CHARS = 63
 NOTE_ID_MAX_CHARS = 128
 SLUG_MAX_CHARS = 48
 DEVICE_SUFFIX_CHARS = 4
+
+# A vault kept in a private Git remote (`lifecycle sync`).
+# One git command (a local one, or a fetch or push over the network) is given up after this long.
+SYNC_GIT_TIMEOUT_SECONDS = 120
+# Checking anonymously whether an https remote is readable by anyone is given up after this long.
+SYNC_PRIVACY_PROBE_TIMEOUT_SECONDS = 15
+# A push that loses the race to another computer fetches, integrates and tries again this many times in all.
+SYNC_PUSH_ATTEMPTS = 5
+# A file larger than this is held back instead of committed (the largest preserved original is 10 MiB).
+SYNC_FILE_MAX_BYTES = 10 * MIB
+# A sync state file in `.git/continuity/` is a few hundred bytes; anything larger is not ours.
+SYNC_STATE_CAP_BYTES = 64 * KIB
+# Lines of operations named in one sync commit's message; the rest are counted.
+SYNC_MESSAGE_MAX_LINES = 50
+# Doctor warns when the last completed sync is older than this.
+SYNC_STALE_AFTER_SECONDS = 24 * 3600
+# The optional scheduler entry runs `lifecycle sync` this often.
+SYNC_SCHEDULE_INTERVAL_SECONDS = 3600

@@ -34,6 +34,9 @@ def _register() -> None:
     from continuity.cli import preserve
 
     preserve.register(app)
+    from continuity.cli import sync
+
+    sync.register(app)
 
 
 _register()

@@ -12,6 +12,7 @@ from continuity.cli.output import emit, emit_json, warn
 
 if TYPE_CHECKING:
     from continuity.store.lease import LeaseStatus
+    from continuity.sync.leases import Published
 
 lease_app = typer.Typer(
     help="The advisory writer lease: one writing computer at a time (exit 4 when another holds it).",
@@ -35,6 +36,15 @@ def _report(current: LeaseStatus, json_out: bool, extra: dict[str, object] | Non
         emit(current.line())
 
 
+def _publish(vault: Path, device: str, releasing: bool) -> Published:
+    """With a Git vault, push the lease change (exit 4 when another lease landed first); say when only local."""
+    from continuity.sync import leases
+
+    published = leases.publish(vault, device, releasing=releasing)
+    warn(f"note: {published.note}")
+    return published
+
+
 @lease_app.command()
 def acquire(
     ttl: Annotated[str, typer.Option(help="How long: a whole number and s, m, h or d (90s, 30m, 2h, 7d).")] = "2h",
@@ -46,7 +56,9 @@ def acquire(
 
     seconds = lease.parse_duration(ttl)
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
-    _report(writer.acquire_lease(ctx, seconds, task), json_out)
+    taken = writer.acquire_lease(ctx, seconds, task)
+    published = _publish(ctx.vault, ctx.device, releasing=False)
+    _report(lease.status(ctx.vault, ctx.device) if published.remote else taken, json_out, {"remote": published.remote})
 
 
 @lease_app.command()
@@ -62,10 +74,11 @@ def release(
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     result = writer.release_lease(ctx, force)
+    published = _publish(ctx.vault, ctx.device, releasing=True)
     if not json_out:
         for item in result.released:
             emit(f"released device={item.device}")
-    _report(result.left, json_out, {"released": [item.device for item in result.released]})
+    _report(result.left, json_out, {"released": [item.device for item in result.released], "remote": published.remote})
 
 
 @lease_app.command()

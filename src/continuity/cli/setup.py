@@ -22,11 +22,21 @@ def init(
     device: Annotated[str | None, typer.Option(help="This computer's id (default: host name + suffix).")] = None,
     project: Annotated[str | None, typer.Option(help="The project id (default: the repository's folder name).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing, different connection.")] = False,
+    clone: Annotated[
+        str | None, typer.Option("--clone", help="First clone the vault from this private Git remote into --vault.")
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Connect this checkout to a vault on this computer (idempotent)."""
     from continuity.store import onboard
 
+    if clone is not None:
+        from continuity.errors import UsageError
+        from continuity.sync import engine
+
+        if new:
+            raise UsageError("--clone and --new exclude each other: a cloned vault already exists")
+        engine.clone(clone, Path(vault).expanduser().absolute(), device or "new-computer")
     result = onboard.init(Path.cwd(), vault, new=new, device=device, project=project, force=force)
     if json_out:
         emit_json(
@@ -50,6 +60,8 @@ def init(
     emit(f"{state}: device {result.device}, project {result.project} -> {result.vault}")
     if result.exclude_added:
         emit(f"git now ignores {result.connection_file.name} (via .git/info/exclude)")
+    if clone is not None:
+        emit("next: run 'lifecycle sync' to publish this computer's device profile")
     emit("next: edit the ## Brief sections of your profiles, then run 'lifecycle render' or 'lifecycle doctor'")
 
 
