@@ -38,6 +38,7 @@ from continuity.brief import render, sources
 from continuity.errors import ContinuityError, NotConnected, NoteError
 from continuity.health import outbox_paths
 from continuity.health.report import Check, Report, check
+from continuity.health.sync_state import sync_checks
 from continuity.local import connection
 from continuity.local.connection import Connection
 from continuity.local.repo import find_repo_root
@@ -358,4 +359,4 @@ def _hook_scopes(ctx: Context) -> list[Check]:
     return found
 
 
-PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes])
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, sync_checks])

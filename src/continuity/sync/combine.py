@@ -90,7 +90,7 @@ def decide(
     taken = set(ours) | set(theirs) | set(base)
     for path in sorted(set(ours) | set(base)):
         mine, old, other = ours.get(path), base.get(path), theirs.get(path)
-        if mine == old or mine == other:
+        if mine in (old, other):
             continue
         if other == old or other is None:
             if mine is None:

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 
 from continuity import limits
-from continuity.errors import NoteError
+from continuity.errors import ContinuityError, NoteError
 from continuity.sync.git import HEAD_REF, Git
 from continuity.vault import access, layout
 
@@ -83,11 +83,28 @@ def gate_file(git: Git, rel: str) -> Held | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None if rel.startswith(layout.DOCUMENTS + "/") else Held(rel, rel, "binary")
-    findings = scan_text(text)
+    findings = scan_text(_own_lease_task(rel, data) if rel.startswith(layout.LEASES + "/") else text)
     if findings:
         first = findings[0]
         return Held(rel, rel, "secret", first.line, first.detector)
     return None
+
+
+def _own_lease_task(rel: str, data: bytes) -> str:
+    """What of a lease file must pass the gate: all of it, unless it is exactly a lease this tool writes.
+
+    The lease's `token` is a random identifier the tool generated (`secrets.token_hex`), which the gate
+    rightly takes for a credential-shaped value; a file that parses as a lease and is byte for byte what
+    `Lease.to_json` writes for it holds nothing else a person typed but its `task`, which is scanned.
+    """
+    from continuity.store import lease
+
+    text = data.decode("utf-8")
+    try:
+        parsed = lease.parse_lease(data, rel)
+    except ContinuityError:
+        return text
+    return (parsed.task or "") if parsed.to_json() == text else text
 
 
 def stage(git: Git, only: set[str] | None = None) -> Staged:

@@ -260,7 +260,11 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         head = git.rev(HEAD_REF)
         if head is None or head == theirs:
             break
-        outcome = push(git)
+        try:
+            outcome = push(git)
+        except PushRejected:
+            state.end(vault, run.now, "rejected")
+            raise
         if outcome == "ok":
             git.run(["update-ref", TRACKING, head])
             state.end(vault, run.now, "done")
