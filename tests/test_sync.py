@@ -28,7 +28,7 @@ NOTE = "---\nid: shared\ntype: fact\nstatus: approved\n---\n{body}\n"
 
 
 def test_first_commit_then_second_computer_sees_it(tmp_path: Path) -> None:
-    remote, (a, b) = devices(tmp_path, 2)
+    remote, (a, _b) = devices(tmp_path, 2)
     assert remote_file(remote, "50-devices/dev-a/DEVICE.md") is not None
     assert remote_file(remote, "50-devices/dev-b/DEVICE.md") is not None
     a.sync()
@@ -39,7 +39,7 @@ def test_first_commit_then_second_computer_sees_it(tmp_path: Path) -> None:
 
 
 def test_tool_local_state_never_committed(tmp_path: Path) -> None:
-    remote, (a,) = devices(tmp_path, 1)
+    _remote, (a,) = devices(tmp_path, 1)
     a.write("30-memory/facts/.fact.md.0123456789ab.tmp", "half a write")
     a.write(".obsidian/workspace.json", "{}")
     a.write("30-memory/facts/kept.md", NOTE.format(body="kept"))
@@ -50,7 +50,7 @@ def test_tool_local_state_never_committed(tmp_path: Path) -> None:
 
 
 def test_both_changed_one_note_keeps_both_without_markers(tmp_path: Path) -> None:
-    remote, (a, b) = devices(tmp_path, 2)
+    _remote, (a, b) = devices(tmp_path, 2)
     a.write(SHARED, NOTE.format(body="first"))
     a.sync()
     b.sync()
@@ -71,7 +71,7 @@ def test_both_changed_one_note_keeps_both_without_markers(tmp_path: Path) -> Non
 
 
 def test_per_device_files_never_conflict(tmp_path: Path) -> None:
-    remote, (a, b) = devices(tmp_path, 2)
+    _remote, (a, b) = devices(tmp_path, 2)
     for device in (a, b):
         ctx = writer.WriteContext(device.vault, device.name)
         with writer.transaction(ctx) as tx:
@@ -163,7 +163,7 @@ def test_remote_with_a_secret_is_left_out_by_the_loader(tmp_path: Path, monkeypa
 
 
 def test_rebase_left_in_progress_is_backed_up_and_undone(tmp_path: Path) -> None:
-    remote, (a, b) = devices(tmp_path, 2)
+    _remote, (a, b) = devices(tmp_path, 2)
     a.write(SHARED, NOTE.format(body="base"))
     a.sync()
     b.sync()
@@ -295,7 +295,7 @@ def test_lease_without_remote_says_it_is_only_local(tmp_path: Path) -> None:
 
 
 def test_interrupted_checkout_is_finished(tmp_path: Path) -> None:
-    remote, (a, b) = devices(tmp_path, 2)
+    _remote, (a, b) = devices(tmp_path, 2)
     b.write("30-memory/facts/from-b.md", NOTE.format(body="b"))
     b.sync()
     git(a.vault, "fetch", "-q", "origin")
@@ -311,7 +311,7 @@ def test_interrupted_checkout_is_finished(tmp_path: Path) -> None:
 
 
 def test_doctor_reports_the_sync_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    remote, (a,) = devices(tmp_path, 1)
+    _remote, (a,) = devices(tmp_path, 1)
     from continuity.health import doctor
 
     conn = tmp_path / "conn"
@@ -325,7 +325,7 @@ def test_doctor_reports_the_sync_state(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_init_clone_connects_a_new_computer(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    remote, (a,) = devices(tmp_path, 1)
+    remote, (_a,) = devices(tmp_path, 1)
     monkeypatch.delenv("AGENT_VAULT_CONNECTION")
     monkeypatch.chdir(repo)
     target = tmp_path / "second"
