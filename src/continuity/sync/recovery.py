@@ -4,8 +4,10 @@ and putting a vault left in an unusual state by hand back on its branch.
 `checkout(old, new)` records both commits in `.git/continuity/sync.json` first, then moves every
 path that differs: a working-tree file that is neither the old nor the new version (a file held back
 by the secret gate, an edit made meanwhile) is first renamed to a sync-conflict copy, so nothing is
-overwritten; then `read-tree --reset -u` sets the index and the files, leftovers of the old commit
-are removed only while they are still exactly the old version, and the branch moves last, with
+overwritten, and one that is already the new version is removed for git to write again; then a
+two-way `read-tree -m -u` sets the index and the files (leaving every file that does not change
+between the commits as it is), leftovers of the old commit are removed only while they are still
+exactly the old version, and the branch moves last, with
 `update-ref`'s compare-and-swap. Run again after a kill, the same steps are safe at every point: a
 file already moved is the new version, a rename already done is not repeated, and the branch moves
 only from the recorded old commit.
@@ -28,7 +30,15 @@ from continuity.sync import state
 from continuity.sync.combine import combine, conflict_copy_name, is_ancestor, list_tree
 from continuity.sync.git import HEAD_REF, Git
 
-GIT_LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock", "shallow.lock", "ORIG_HEAD.lock")
+GIT_LOCKS = (
+    "index.lock",
+    "HEAD.lock",
+    "config.lock",
+    "packed-refs.lock",
+    "shallow.lock",
+    "ORIG_HEAD.lock",
+    "FETCH_HEAD.lock",
+)
 IN_PROGRESS = (
     ("rebase-merge", ["rebase", "--abort"]),
     ("rebase-apply", ["rebase", "--abort"]),
@@ -51,6 +61,14 @@ def _hash_files(git: Git, rels: list[str]) -> dict[str, str]:
 def checkout(git: Git, old: str | None, new: str, now: dt.datetime) -> list[str]:
     """Move the working tree and branch from `old` to `new` (module docstring); the copies made."""
     state.begin(git.vault, now, phase="checkout", **{"from": old or "", "to": new})
+    current = git.rev(HEAD_REF)
+    if current == new:
+        return []  # the branch moves last: a checkout killed after that had finished
+    index_tree = git.probe(["write-tree"]).stdout.decode("ascii").strip()
+    if index_tree == git.text(["rev-parse", f"{new}^{{tree}}"]):
+        # Killed between writing the files and moving the branch: only the branch is left to move.
+        git.run(["update-ref", "-m", "continuity sync: integrate", HEAD_REF, new, current or "0" * 40])
+        return []
     before, after = list_tree(git, old), list_tree(git, new)
     changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
     hashes = _hash_files(git, changed)
@@ -60,14 +78,22 @@ def checkout(git: Git, old: str | None, new: str, now: dt.datetime) -> list[str]
         target = git.vault / rel
         if not os.path.lexists(target):
             continue
-        known = {entry[1] for entry in (before.get(rel), after.get(rel)) if entry is not None}
-        if hashes.get(rel) in known:
+        if rel in after and hashes.get(rel) == after[rel][1]:
+            target.unlink()  # already the new version (a killed checkout got this far): git writes it again
+            continue
+        if rel in before and hashes.get(rel) == before[rel][1]:
             continue
         copy = conflict_copy_name(rel, git.device, hashes.get(rel, "local"), now, taken)
         taken.add(copy)
         os.rename(target, git.vault / copy)
         moved.append(copy)
-    git.run(["read-tree", "--reset", "-u", new])
+    # A two-way merge: files that do not change between the commits keep whatever is in them (a file
+    # the gate held back, an edit not yet committed); `--reset` would overwrite those.
+    git.probe(["update-index", "-q", "--refresh"])  # stat data of unchanged files, so git sees them as such
+    if old is None:
+        git.run(["read-tree", "-m", "-u", new])
+    else:
+        git.run(["read-tree", "-m", "-u", old, new])
     for rel in changed:
         if rel not in after and rel in before and _hash_files(git, [rel]).get(rel) == before[rel][1]:
             (git.vault / rel).unlink()
@@ -95,14 +121,24 @@ def backup(git: Git, commit: str, what: str, now: dt.datetime) -> str:
     return ref
 
 
+def _remove_stale_locks(git: Git) -> None:
+    """The lock files a killed sync's git commands left (index, HEAD, refs, config, shallow)."""
+    for name in GIT_LOCKS:
+        (git.git_dir() / name).unlink(missing_ok=True)
+    for name in ("combine.index.lock", "combine.index"):
+        (git.git_dir() / "continuity" / name).unlink(missing_ok=True)
+    for folder, _dirs, files in os.walk(git.git_dir() / "refs"):
+        for name in files:
+            if name.endswith(".lock"):
+                (Path(folder) / name).unlink(missing_ok=True)
+
+
 def recover(git: Git, now: dt.datetime) -> list[str]:
     """Everything that had to be finished or undone before this sync, one phrase each."""
     notes: list[str] = []
     interrupted = state.running(git.vault)
     if interrupted is not None:
-        for name in GIT_LOCKS:
-            (git.git_dir() / name).unlink(missing_ok=True)
-        (git.git_dir() / f"{HEAD_REF}.lock").unlink(missing_ok=True)
+        _remove_stale_locks(git)
         phase = interrupted.get("phase")
         frm, to = str(interrupted.get("from") or ""), str(interrupted.get("to") or "")
         head = git.rev(HEAD_REF)
