@@ -4,8 +4,9 @@
 
 Runs `bench_session.py` (the session start as the client waits for it, the hooks, `lifecycle render`
 and `--help`, each beside the bare interpreter in the same run), then `bench_doctor_budget.py`,
-`bench_recall.py` and `secrets_bench.py` (doctor and budget on 1,000 to 100,000 files, recall cold
-and warm, secret-gate throughput); `--quick` runs those on smaller sizes. Each prints medians (and
+`bench_recall.py`, `secrets_bench.py` and `bench_sync.py` (doctor and budget on 1,000 to 100,000 files, recall cold
+and warm, secret-gate throughput, `lifecycle sync` with nothing to do and with 1,000 changed notes
+against a local remote); `--quick` runs those on smaller sizes. Each prints medians (and
 ratios to the bare interpreter where a person waits). Benchmarks never assert a time; the targets
 are in the README.
 """
@@ -35,6 +36,7 @@ def main() -> None:
         "bench_recall.py": ["--sizes", "1000" if args.quick else "1000,10000"]
         + (["--journal-lines", "100000"] if args.quick else []),
         "secrets_bench.py": [],
+        "bench_sync.py": ["--repeat", "3" if args.quick else "7"],
     }
     for script, extra in runs.items():
         print(f"== {script}", flush=True)

@@ -33,6 +33,7 @@ from continuity.sync import commit, recovery, remote, state
 from continuity.sync.combine import Conflict, combine
 from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault
 from continuity.sync.recovery import checkout
+from continuity.vault import access
 
 GITIGNORE = ".gitignore"
 # Tool-local state and sync-engine or editor debris that must stay on each computer.
@@ -229,7 +230,10 @@ def _commit(run: _Run) -> tuple[str | None, commit.Staged]:
     git = run.git
     head = git.rev(HEAD_REF)
     staged = commit.stage(git, run.only)
-    ops = commit.journal_ops(git, head)
+    if not staged.staged and not staged.removed:
+        return None, staged  # the index is the last commit's (held files were given back their committed state)
+    journal_changed = access.journal(git.device) in staged.staged
+    ops = commit.journal_ops(git, head) if journal_changed else []
     made = commit.commit_index(git, commit.message(git.device, ops, staged))
     return made, staged
 

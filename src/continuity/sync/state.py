@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,17 @@ def read(path: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) and doc.get("version") == STATE_VERSION else None
 
 
-def write(path: Path, doc: dict[str, Any]) -> None:
+def write(path: Path, doc: dict[str, Any], *, durable: bool = False) -> None:
+    """Replace a record whole; fsynced only when `durable` (the checkout record, which must outlive a
+    power cut: a killed process loses nothing the kernel already has, so the rest skip the fsync)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    atomic.write_text(path, json.dumps({"version": STATE_VERSION, **doc}, sort_keys=True) + "\n")
+    text = json.dumps({"version": STATE_VERSION, **doc}, sort_keys=True) + "\n"
+    if durable:
+        atomic.write_text(path, text)
+        return
+    tmp = atomic.tmp_name_for(path)
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, path)
 
 
 def running(vault: Path) -> dict[str, Any] | None:
@@ -45,7 +54,7 @@ def running(vault: Path) -> dict[str, Any] | None:
 
 
 def begin(vault: Path, now: dt.datetime, **fields: str) -> None:
-    write(folder(vault) / "sync.json", {"started": _utc(now), **fields})
+    write(folder(vault) / "sync.json", {"started": _utc(now), **fields}, durable=fields.get("phase") == "checkout")
 
 
 def end(vault: Path, now: dt.datetime, outcome: str) -> None:
