@@ -366,3 +366,15 @@ def test_hourly_entry_is_pinned(tmp_path: Path) -> None:
     line = schedule.cron_line(tmp_path, script, "0" * 64, sys.executable)
     assert line.endswith(f"# {schedule.marker_for(tmp_path)}") and "0" * 64 in line
     assert schedule.PIN_CHECK in subprocess.list2cmdline([schedule.PIN_CHECK]) or "sha256" in line
+
+
+def test_a_secret_committed_by_hand_is_never_pushed(tmp_path: Path) -> None:
+    remote, (a,) = devices(tmp_path, 1)
+    a.write("30-memory/facts/by-hand.md", NOTE.format(body=f"key {SECRET}"))
+    git(a.vault, "add", "-A")
+    git(a.vault, "commit", "-qm", "by hand")
+    a.write("30-memory/facts/by-hand.md", NOTE.format(body="removed again"))
+    with pytest.raises(InputRejected, match="nothing was pushed") as caught:
+        a.sync()
+    assert "30-memory/facts/by-hand.md line 6" in str(caught.value) and SECRET not in str(caught.value)
+    assert SECRET not in remote_history(remote)

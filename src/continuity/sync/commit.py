@@ -70,7 +70,7 @@ def changed_paths(git: Git) -> list[str]:
 
 def gate_file(git: Git, rel: str) -> Held | None:
     """None when `rel` may be committed as it is in the working tree, else why it is held back."""
-    from continuity.gate.secrets import scan_text, withheld_name
+    from continuity.gate.secrets import withheld_name
 
     named = withheld_name(rel)
     if named is not None:
@@ -79,6 +79,18 @@ def gate_file(git: Git, rel: str) -> Held | None:
         data = access.read_capped(git.vault, rel, limits.SYNC_FILE_MAX_BYTES)
     except NoteError as exc:
         return Held(rel, rel, exc.reason if exc.reason in ("too_large", "link") else "invalid")
+    return judge(rel, data)
+
+
+def judge(rel: str, data: bytes) -> Held | None:
+    """The content rules of the module docstring for one file's bytes."""
+    from continuity.gate.secrets import scan_text, withheld_name
+
+    named = withheld_name(rel)
+    if named is not None:
+        return Held(rel, named[0], "name")
+    if len(data) > limits.SYNC_FILE_MAX_BYTES:
+        return Held(rel, rel, "too_large")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -148,6 +160,42 @@ def restore_committed(git: Git, rels: list[str]) -> None:
         lines += f"{mode} {blob}\t".encode("ascii") + rel.encode("utf-8", "surrogateescape") + b"\0"
     if lines:
         git.run(["update-index", "-z", "--index-info"], stdin=lines)
+
+
+def outgoing(git: Git, remote_tip: str | None) -> list[Held]:
+    """Every file version and message a push would send that the gate refuses.
+
+    The commits made here passed the gate file by file, but a commit a person made by hand in the vault
+    did not, and a push sends every version in every commit it carries, not only the last. So before
+    a push each blob the remote lacks is judged again (`rev-list --objects HEAD --not <remote tip>`),
+    as are the messages of those commits.
+    """
+    from continuity.gate.secrets import scan_text
+
+    exclude = ["--not", remote_tip] if remote_tip else []
+    listing = git.run(["rev-list", "--objects", "--filter=object:type=blob", HEAD_REF, *exclude])
+    blobs: list[tuple[str, str]] = []
+    for raw in listing.decode("utf-8", "surrogateescape").splitlines():
+        sha, _space, path = raw.partition(" ")
+        if path:
+            blobs.append((sha, path))
+    refused: list[Held] = []
+    if blobs:
+        out = git.run(["cat-file", "--batch"], stdin="".join(f"{sha}\n" for sha, _path in blobs).encode("ascii"))
+        position = 0
+        for _sha, path in blobs:
+            header_end = out.index(b"\n", position)
+            size = int(out[position:header_end].split()[2])
+            data = out[header_end + 1 : header_end + 1 + size]
+            position = header_end + 1 + size + 1
+            verdict = judge(path, data)
+            if verdict is not None:
+                refused.append(verdict)
+    messages = git.run(["log", "--format=%B%x00", HEAD_REF, *exclude]).decode("utf-8", "replace")
+    findings = scan_text(messages)
+    if findings:
+        refused.append(Held("", "a commit message", "secret", findings[0].line, findings[0].detector))
+    return refused
 
 
 def journal_ops(git: Git, head: str | None) -> list[tuple[str, str]]:

@@ -264,6 +264,14 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         head = git.rev(HEAD_REF)
         if head is None or head == theirs:
             break
+        refused = commit.outgoing(git, theirs)
+        if refused:
+            state.end(vault, run.now, "refused")
+            raise InputRejected(
+                "nothing was pushed: commits made outside 'lifecycle sync' hold what the gate refuses ("
+                + "; ".join(item.message().replace("it was not synchronized", "in the history") for item in refused[:5])
+                + "); remove it from this vault's unpushed history with git, then sync again"
+            )
         try:
             outcome = push(git)
         except PushRejected:
