@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -362,10 +363,20 @@ def test_startup_hook_never_syncs(tmp_path: Path, repo: Path) -> None:
 def test_hourly_entry_is_pinned(tmp_path: Path) -> None:
     from continuity.sync import schedule
 
-    script = schedule.default_script()
-    line = schedule.cron_line(tmp_path, script, "0" * 64, sys.executable)
+    line = schedule.cron_line(tmp_path, schedule.default_script(), "0" * 64, sys.executable)
     assert line.endswith(f"# {schedule.marker_for(tmp_path)}") and "0" * 64 in line
-    assert schedule.PIN_CHECK in subprocess.list2cmdline([schedule.PIN_CHECK]) or "sha256" in line
+    script = tmp_path / "job.py"
+    script.write_text("print('ran')\n")
+    digest = hashlib.sha256(script.read_bytes()).hexdigest()
+    ran = subprocess.run(
+        [sys.executable, "-c", schedule.PIN_CHECK, str(script), digest], capture_output=True, text=True
+    )
+    assert ran.returncode == 0 and ran.stdout == "ran\n"
+    script.write_text("print('edited')\n")
+    refused = subprocess.run(
+        [sys.executable, "-c", schedule.PIN_CHECK, str(script), digest], capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "changed since it was pinned" in refused.stderr and not refused.stdout
 
 
 def test_a_secret_committed_by_hand_is_never_pushed(tmp_path: Path) -> None:
