@@ -389,3 +389,20 @@ def test_a_secret_committed_by_hand_is_never_pushed(tmp_path: Path) -> None:
         a.sync()
     assert "30-memory/facts/by-hand.md line 6" in str(caught.value) and SECRET not in str(caught.value)
     assert SECRET not in remote_history(remote)
+
+
+def test_lease_commands_through_a_git_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote, (a, b) = devices(tmp_path, 2)
+    runner = CliRunner()
+    for device in (a, b):
+        conn = tmp_path / f"{device.name}.conn"
+        conn.write_text(connection.render_connection(device.vault, device.name, "demo", sys.executable))
+    monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(tmp_path / "dev-a.conn"))
+    taken = runner.invoke(app, ["lease", "acquire", "--ttl", "1h"])
+    assert taken.exit_code == 0 and "the remote records this lease" in taken.stderr
+    monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(tmp_path / "dev-b.conn"))
+    refused = runner.invoke(app, ["lease", "acquire", "--ttl", "1h"])
+    assert refused.exit_code == 4 and "dev-a took the writer lease first" in refused.stderr
+    forced = runner.invoke(app, ["lease", "release", "--force"])
+    assert forced.exit_code == 0, forced.stderr
+    assert remote_file(remote, ".continuity/leases/dev-a.json") is None

@@ -36,11 +36,11 @@ def _report(current: LeaseStatus, json_out: bool, extra: dict[str, object] | Non
         emit(current.line())
 
 
-def _publish(vault: Path, device: str, releasing: bool) -> Published:
+def _publish(vault: Path, device: str, releasing: bool, removed: tuple[str, ...] = ()) -> Published:
     """With a Git vault, push the lease change (exit 4 when another lease landed first); say when only local."""
     from continuity.sync import leases
 
-    published = leases.publish(vault, device, releasing=releasing)
+    published = leases.publish(vault, device, releasing=releasing, removed=removed)
     warn(f"note: {published.note}")
     return published
 
@@ -58,7 +58,7 @@ def acquire(
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     taken = writer.acquire_lease(ctx, seconds, task)
     published = _publish(ctx.vault, ctx.device, releasing=False)
-    _report(lease.status(ctx.vault, ctx.device) if published.remote else taken, json_out, {"remote": published.remote})
+    _report(lease.status(ctx.vault, ctx.device) if published.remote else taken, json_out)
 
 
 @lease_app.command()
@@ -74,11 +74,11 @@ def release(
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     result = writer.release_lease(ctx, force)
-    published = _publish(ctx.vault, ctx.device, releasing=True)
+    _publish(ctx.vault, ctx.device, releasing=True, removed=tuple(item.rel for item in result.released))
     if not json_out:
         for item in result.released:
             emit(f"released device={item.device}")
-    _report(result.left, json_out, {"released": [item.device for item in result.released], "remote": published.remote})
+    _report(result.left, json_out, {"released": [item.device for item in result.released]})
 
 
 @lease_app.command()

@@ -40,8 +40,16 @@ def has_remote(vault: Path, device: str) -> bool:
     return Git(vault, device).probe(["config", "--get", f"remote.{REMOTE}.url"]).returncode == 0
 
 
-def publish(vault: Path, device: str, *, releasing: bool = False, now: dt.datetime | None = None) -> Published:
-    """Push this device's lease file (or its removal); LeaseHeld when another's lease landed first."""
+def publish(
+    vault: Path,
+    device: str,
+    *,
+    releasing: bool = False,
+    removed: tuple[str, ...] = (),
+    now: dt.datetime | None = None,
+) -> Published:
+    """Push this device's lease file (or its removal, and `removed`: lease files `release --force` deleted);
+    LeaseHeld when another's lease landed first."""
     if not has_remote(vault, device):
         return Published(False, "the lease is only local: this vault has no Git remote")
     lost: list[lease.Lease] = []
@@ -61,7 +69,7 @@ def publish(vault: Path, device: str, *, releasing: bool = False, now: dt.dateti
             )
         return True
 
-    only = {lease.lease_rel(device), access.journal(device)}
+    only = {lease.lease_rel(device), access.journal(device), *removed}
     result = engine.sync(vault, device, now=now, only=only, after_integrate=withdraw_if_foreign)
     if lost:
         other = lost[0]
