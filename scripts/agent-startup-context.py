@@ -38,11 +38,18 @@ else:
     ModuleSpec = type(sys.__spec__)  # importlib.machinery.ModuleSpec, without importing importlib (0.6 ms)
 
 SCRIPT = os.path.abspath(sys.argv[0])  # the hook command runs these bytes with their path as argv[0]
-SRC = os.path.join(os.path.dirname(os.path.dirname(SCRIPT)), "src")
+HERE = os.path.dirname(SCRIPT)
+# A checkout keeps the package in src/ beside scripts/; an installed package carries this file in
+# continuity/_scripts/, two folders below the folder that holds `continuity`.
+SRC = (
+    os.path.dirname(os.path.dirname(HERE))
+    if os.path.basename(HERE) == "_scripts"
+    else os.path.join(os.path.dirname(HERE), "src")
+)
 
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
-    "continuity/__init__.py": "c20c13d082cec43021f9d04552e4663607d86a398f8b70dcf89c47afead838d9",
+    "continuity/__init__.py": "813202bb5122288172e774fc4b1fbc494be0934393577ec77baed3ddd4d0f5e2",
     "continuity/brief/__init__.py": "197698893f5d01b81f41b336fe03a244a6ecbfabd2bdd2ec1c04d1e523c9f3ef",
     "continuity/brief/build.py": "3aa6966404825ba7e998c5e07dd5ab0acd86f7b157b3f527b9d01dc69ee13f4c",
     "continuity/brief/cache.py": "9351e2321d3d791d52796456ab5f86f81ad2f9ec076c8314ae193b781c046986",
@@ -73,7 +80,7 @@ PINNED_MODULES = {
     "continuity/hook/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
     "continuity/hook/warm.py": "e8d7e8977f884d0a1746ca2e12e213d71f20939a6e056163b32c522b7aa811ac",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/limits.py": "7bd77d580c6a2c59db1af64f9312f2a162a2f5af664c70f0da679274d0b52260",
+    "continuity/limits.py": "ac6bfe304c93c70afa5b0aff308322497e7744e5db28f222a7f63169ca5dc144",
     "continuity/local/__init__.py": "1eaedac40dbeaf756c0c2a6e5cedc4e803a13cffb1382e4a2e3d87c75498da5d",
     "continuity/local/connection.py": "9a2181e2e019a829ab21f8ab00e992892221ee0bc1ca8e3811479522b018957a",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
@@ -87,7 +94,7 @@ PINNED_MODULES = {
     "continuity/vault/budget.py": "bd4a067781502979be1ddb1cefdda14c35a02ce06d42d40dbff425c834fe3ea0",
     "continuity/vault/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
     "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
-    "continuity/vault/notes.py": "d72c7da0d60cfa4c0d9777a0a4575b96fa878e192780c6513c45916b6cf75b51",
+    "continuity/vault/notes.py": "b1e0b50da5c76fbf03bb67e016cdcba9ef5db518837260f8c9ff0c3ff729c8d1",
     "continuity/vault/scan.py": "4d6b77da9ec96dde5555f314e8630be5198e4de7410605996e1a0d32aa6f7024",
 }
 # END PINNED MODULES

@@ -17,7 +17,14 @@ import os
 import sys
 import time
 
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0]))), "src")
+HERE = os.path.dirname(os.path.abspath(sys.argv[0]))
+# A checkout keeps the package in src/ beside scripts/; an installed package carries this file in
+# continuity/_scripts/, two folders below the folder that holds `continuity`.
+SRC = (
+    os.path.dirname(os.path.dirname(HERE))
+    if os.path.basename(HERE) == "_scripts"
+    else os.path.join(os.path.dirname(HERE), "src")
+)
 STATE_NAME = ".outbox.json"  # continuity.outbox.folder.STATE_NAME
 STATE_CAP_BYTES = 1 << 20  # continuity.limits.OUTBOX_STATE_CAP_BYTES
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # continuity.outbox.folder.format_time

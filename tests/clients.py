@@ -158,6 +158,7 @@ class Site:
             folder.mkdir(parents=True)
         self._codex_trust: dict[str, str] = {}
         self._codex_projects: list[Path] = []
+        self._codex_mcp: list[str] = []
         self._runs = 0
 
     def env(self, **extra: str) -> dict[str, str]:
@@ -253,6 +254,34 @@ class Site:
         text = output.read_text(encoding="utf-8", errors="replace") if output.exists() else ""
         return Run(code, text, mockmodel.read_log(log), folder)
 
+    # --- the MCP server --------------------------------------------------------------------------------
+
+    def register_codex_mcp(self, *args: str) -> None:
+        """`[mcp_servers.continuity]` in Codex's config.toml: `lifecycle mcp ARGS`, started in the session's folder."""
+        command = json.dumps(str(BIN / "lifecycle"))
+        self._codex_mcp = [
+            "",
+            "[mcp_servers.continuity]",
+            f"command = {command}",
+            f"args = {json.dumps(['mcp', *args])}",
+        ]
+        self.write_codex_config()
+
+    def register_codex_mcp_off(self) -> None:
+        """Codex's config.toml without the server again, for the other tests of the site."""
+        self._codex_mcp = []
+        self.write_codex_config()
+
+    def register_claude_mcp(self, clone: Path, *args: str) -> None:
+        """The checkout's `.mcp.json` naming `lifecycle mcp ARGS`, approved in its `.claude/settings.json`."""
+        server = {"command": str(BIN / "lifecycle"), "args": ["mcp", "--harness", "claude", *args]}
+        (clone / ".mcp.json").write_text(json.dumps({"mcpServers": {"continuity": server}}, indent=2) + "\n")
+        settings_file = clone / ".claude" / "settings.json"
+        settings = json.loads(settings_file.read_text(encoding="utf-8")) if settings_file.exists() else {}
+        settings["enabledMcpjsonServers"] = ["continuity"]
+        settings_file.parent.mkdir(parents=True, exist_ok=True)
+        settings_file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
     # --- Codex trust ---------------------------------------------------------------------------------
 
     def codex_hooks(self, codex: Path, clone: Path) -> dict[str, Any]:
@@ -298,6 +327,7 @@ class Site:
             lines += ["", f"[projects.{json.dumps(str(project))}]", 'trust_level = "trusted"']
         for key, digest in self._codex_trust.items():
             lines += ["", f"[hooks.state.{json.dumps(key)}]", f"trusted_hash = {json.dumps(digest)}"]
+        lines += self._codex_mcp
         (self.codex_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -20,11 +20,16 @@ What Claude Code 2.1.332 does, as these tests pin it:
   after the handler started, while it still slept. A handler still running when `claude -p` exits
   is ended: Claude Code sent SIGTERM to its process group (seen with strace), so a 3 s handler in a
   one-second session never wrote its last line.
+- MCP: a server in the checkout's `.mcp.json`, enabled by `enabledMcpjsonServers` in
+  `.claude/settings.json` and allowed with `--allowedTools mcp__continuity__recall`, is started before
+  the first request; its tools are deferred behind `ToolSearch` (not in the tool list), yet a direct
+  `tool_use` of `mcp__continuity__recall` runs, and the result comes back as a `tool_result` block.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +193,58 @@ def test_claude_runs_an_async_session_start_hook_without_waiting(site: Site, cla
     assert occurrences(run.requests[0], opening("SessionStart")) == 1  # the synchronous brief still came first
     assert stamp(started) < stamp(done)  # it ran, to its end, while the turn waited for it
     assert first < stamp(done) - 1.0, "the first request waited for the async handler"
+
+
+# --- the MCP server --------------------------------------------------------------------------------------
+
+MCP_CANARY = "MCP-NOTE-CANARY-c41e07"
+RECALL_TOOL = "mcp__continuity__recall"  # Claude Code's name for the tool `recall` of the server `continuity`
+
+
+def write_note(vault: Path, note_id: str, body: str) -> None:
+    head = f'---\nid: "{note_id}"\ntype: fact\nstatus: approved\ntitle: "{note_id}"\nscope: global\n'
+    head += 'verified: "2026-11-01"\nrevalidate_by: "2099-01-01"\n---\n'
+    (vault / "30-memory" / "facts" / f"{note_id}.md").write_text(head + body + "\n", encoding="utf-8")
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        block
+        for message in messages(body)
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+
+
+def test_claude_calls_the_recall_tool_and_the_model_gets_the_note_wrapped_then_the_notice(
+    site: Site, claude: Path
+) -> None:
+    """The server registered in the checkout's `.mcp.json`: a recall through it reaches the model wrapped,
+    and past the session's allowance the model gets the notice instead of notes."""
+    clone = site.clone("mcp", claude=True)
+    site.register_claude_mcp(clone)
+    write_note(site.vault, "fact-mcp-canary", f"mcpcanaryterm: {MCP_CANARY} is where recall through MCP lands.")
+    for number in range(3):
+        write_note(site.vault, f"fact-mcp-big-{number}", f"mcpbigterm{number} " + "lorem " * 900)
+    rules = [
+        {"match": "Recall", "reply": {"tool": RECALL_TOOL, "input": {"terms": "mcpcanaryterm"}}},
+        {"match": "tool_result", "reply": {"tool": RECALL_TOOL, "input": {"terms": "mcpbigterm0 mcpbigterm1",
+                                                                          "limit": 2}}},
+        {"match": "tool_result", "reply": {"tool": RECALL_TOOL, "input": {"terms": "mcpbigterm2"}}},
+        {"match": "tool_result", "reply": {"text": "Recalled."}},
+    ]  # fmt: skip
+    argv = [str(claude), "-p", "Recall what the vault says.", "--allowedTools", RECALL_TOOL]
+    run = site.run(clone, argv, rules)
+    assert run.returncode == 0 and run.requests, run.describe()
+    # Claude Code 2.1.332 defers MCP tools behind its ToolSearch tool (not listed up front) and still
+    # runs a direct call of one that the session may use.
+    assert "ToolSearch" in [tool.get("name") for tool in run.requests[0]["tools"]], run.describe()
+    first = min(i for i, body in enumerate(run.requests) if occurrences(body, MCP_CANARY))
+    result = json.dumps(tool_results(run.requests[first])[-1])
+    assert MCP_CANARY in result and '<private-memory kind=\\"recall\\" for=\\"main\\"' in result, result[:2000]
+    assert result.count("</private-memory>") == 1
+    last = tool_results(run.requests[-1])[-1]
+    assert "continuity: no notes returned" in json.dumps(last), json.dumps(last)[:2000]
+    assert occurrences(last, "mcpbigterm2 lorem") == 0
+    assert re.search(r"the startup brief's [1-9][0-9]* included", json.dumps(last)), "the hook's brief was not counted"

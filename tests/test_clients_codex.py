@@ -23,6 +23,11 @@ What Codex 0.171.0 does, as these tests pin it:
   started, while it still slept). Async handlers still running when the session shuts down are
   ended: in a short `codex exec` a 3 s handler was killed (SIGKILL, seen with strace) before its
   last line ran, so an async sweep may be cut short in a one-shot session.
+- MCP: a server in `[mcp_servers.continuity]` of `config.toml` is started in the session's folder; its
+  tools reach the model as the namespace tool `mcp__continuity` (its description is the server's
+  instructions), but only from the second request on: the first goes out before the server is up. A
+  call is a `function_call` with `"namespace": "mcp__continuity"`; its result comes back as a
+  `function_call_output` holding the tool's text.
 """
 
 from __future__ import annotations
@@ -226,3 +231,60 @@ def test_codex_runs_an_async_session_start_handler_without_waiting(site: Site, c
     assert occurrences(run.requests[0], opening("SessionStart")) == 1  # the synchronous brief still came first
     assert stamp(started) < stamp(done)  # it ran, to its end, while the turn waited for it
     assert first < stamp(done) - 1.0, "the first request waited for the async handler"
+
+
+# --- the MCP server --------------------------------------------------------------------------------------
+
+MCP_CANARY = "MCP-NOTE-CANARY-3a8f61"
+MCP_NAMESPACE = "mcp__continuity"  # how Codex 0.171.0 names the tools of the server registered as `continuity`
+
+
+def mcp_call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"match": "function_call_output", "reply": {"tool": tool, "namespace": MCP_NAMESPACE, "input": arguments}}
+
+
+def test_codex_calls_the_recall_tool_and_the_model_gets_the_note_wrapped_then_the_notice(
+    site: Site, codex: Path
+) -> None:
+    """The server registered in config.toml: a recall through it reaches the model wrapped, and past the
+    session's allowance the model gets the notice instead of notes.
+
+    Codex 0.171.0 sends its first request before its MCP servers have started (their tools appear from
+    the next request on, as the namespace `mcp__continuity`), so the first answer is a short wait."""
+    clone = site.clone("mcp")
+    write_note(site.vault, "fact-mcp-canary", f"mcpcanaryterm: {MCP_CANARY} is where recall through MCP lands.")
+    for number in range(3):
+        write_note(site.vault, f"fact-mcp-big-{number}", f"mcpbigterm{number} " + "lorem " * 900)
+    site.trust_codex(codex, clone)
+    site.register_codex_mcp()
+    try:
+        rules = [
+            {"match": "Recall", "reply": {"tool": "exec_command", "input": {"cmd": "sleep 8"}}},
+            mcp_call("recall", {"terms": "mcpcanaryterm"}),
+            mcp_call("recall", {"terms": "mcpbigterm0 mcpbigterm1", "limit": 2}),
+            mcp_call("recall", {"terms": "mcpbigterm2"}),
+            {"match": "function_call_output", "reply": {"text": "Recalled."}},
+        ]
+        run = codex_exec(site, codex, clone, "Recall what the vault says.", rules)
+    finally:
+        site.register_codex_mcp_off()
+    namespaces = [tool.get("name") for tool in run.requests[-1]["tools"]]
+    assert MCP_NAMESPACE in namespaces, run.describe()
+    # The request right after the tool call is the first to hold the note (later ones repeat the history).
+    first = min(i for i, body in enumerate(run.requests) if occurrences(body, MCP_CANARY))
+    result = [item for item in items(run.requests[first]) if item.get("type") == "function_call_output"][-1]
+    text = json.dumps(result)
+    assert MCP_CANARY in text and '<private-memory kind=\\"recall\\" for=\\"main\\"' in text, text[:2000]
+    assert text.count("</private-memory>") == 1
+    last = run.requests[-1]
+    outputs = [item for item in items(last) if item.get("type") == "function_call_output"]
+    assert "continuity: no notes returned" in json.dumps(outputs[-1]), json.dumps(outputs[-1])[:2000]
+    assert occurrences(outputs[-1], "mcpbigterm2 lorem") == 0
+    notice = json.dumps(outputs[-1])
+    assert re.search(r"the startup brief's [1-9][0-9]* included", notice), "the hook's brief was not counted"
+
+
+def write_note(vault: Path, note_id: str, body: str) -> None:
+    head = f'---\nid: "{note_id}"\ntype: fact\nstatus: approved\ntitle: "{note_id}"\nscope: global\n'
+    head += 'verified: "2026-11-01"\nrevalidate_by: "2099-01-01"\n---\n'
+    (vault / "30-memory" / "facts" / f"{note_id}.md").write_text(head + body + "\n", encoding="utf-8")

@@ -94,15 +94,17 @@ def test_codex_user_install_merges_and_is_idempotent(tmp_path: Path, isolated_ho
     assert doc["hooks"]["PreToolUse"] == UNRELATED_CODEX["hooks"]["PreToolUse"]
     assert groups(doc, "SessionStart")[0] == UNRELATED_CODEX["hooks"]["SessionStart"][0]
     session = ours(doc, "SessionStart")
-    assert session["hooks"][0]["command"].startswith(f"{harness.shlex.quote(harness.sys.executable)} -I -S -c ")
-    assert (
-        str(harness.Path(harness.__file__).resolve().parents[3] / harness.SCRIPT_REL) in session["hooks"][0]["command"]
-    )
+    named = hookcommand.split(session["hooks"][0]["command"])
+    script = str(harness.Path(harness.__file__).resolve().parents[3] / harness.SCRIPT_REL)
+    assert named is not None and named[:2] == (harness.sys.executable, script)
     before = path.read_bytes()
     again = invoke("hooks", "install", "--harness", "codex", "--json")
     assert again.exit_code == 0
+    checkout = harness.Path(harness.__file__).resolve().parents[3]
+    installed = {"kind": "checkout", "scripts": str(checkout / "scripts"), "python": harness.sys.executable}
     assert json.loads(again.output) == {"version": 1, "harness": "codex", "scope": "user", "path": str(path),
-                                        "changed": False, "dry_run": False, "duplicate_of": None}  # fmt: skip
+                                        "changed": False, "dry_run": False, "duplicate_of": None,
+                                        "installation": installed}  # fmt: skip
     assert path.read_bytes() == before
 
 
@@ -222,7 +224,8 @@ def test_a_user_scope_command_serves_another_repository(tmp_path: Path, repo: Pa
     result = harness.install("codex", "user", checkout)
     doc = json.loads(result.path.read_text())
     command = ours(doc, "SessionStart")["hooks"][0]["command"]
-    assert str(checkout / harness.SCRIPT_REL) in command
+    named = hookcommand.split(command)
+    assert named is not None and named[1] == str(checkout / harness.SCRIPT_REL)
     sub = repo / "deep"
     sub.mkdir()
     done = run_shell(command, payload("SessionStart", sub, source="startup"), sub)

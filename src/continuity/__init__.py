@@ -4,7 +4,8 @@ Sub-packages by concept, each saying in its docstring what it owns and what it n
 `local` (this computer: the connection, the repository root, the user's folders), `vault` (the vault
 as files), `gate` (the secret gate), `store` (writing the vault), `memory` (the improvement loop and
 handoffs), `brief` (the startup brief), `hook` (what runs in the hooks), `recall` (warm retrieval),
-`trust` (the pinned hook commands), `outbox` (the delivery outbox), `health` (doctor) and `cli`.
+`trust` (the pinned hook commands), `outbox` (the delivery outbox), `health` (doctor), `server` (the MCP
+server) and `cli`.
 Beside them, what every package may use: `errors`, `limits`, `ids` and `safeio`.
 """
 

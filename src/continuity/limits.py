@@ -97,6 +97,18 @@ RECALL_MAX_ATTEMPTS = 3
 # BM25 weight of each indexed field: id, aliases, tags, title, body, parts of mixed-case identifiers.
 RECALL_BM25_WEIGHTS = (5.0, 4.0, 3.0, 3.0, 1.0, 1.0)
 
+# What one MCP server process (`lifecycle mcp`, one client session) returns of private memory in all:
+# warm retrieval within the RECALL_*_ALLOWANCE_BYTES above, and everything, the startup brief included,
+# within these (seed 003's per-task allowance).
+SESSION_MEMORY_MAIN_ALLOWANCE_BYTES = 24 * KIB
+SESSION_MEMORY_SUBAGENT_ALLOWANCE_BYTES = 16 * KIB
+# A startup brief whose receipt is at most this much older than the server's start belongs to its session
+# (the client starts its MCP servers and runs its SessionStart hook at about the same moment).
+MCP_STARTUP_RECEIPT_WINDOW_SECONDS = 120
+# One tool call's text arguments: a handoff section or a note body within its note's cap, a log query
+# within the query cap of recall.
+MCP_LOG_QUERY_MAX_CHARS = 1000
+
 # Journal search.
 LOG_DEFAULT_LIMIT = 20
 LOG_DEFAULT_WINDOW_LINES = 50_000
@@ -129,6 +141,11 @@ PRESERVE_WHY_MAX_CHARS = 500
 # The longest file name the common file systems hold (ext4, APFS, NTFS count it in bytes or units of 255).
 FILE_NAME_MAX_BYTES = 255
 
+# `lifecycle scan`: from this many files on, the checks run in worker processes (most of a note's cost
+# is parsing its frontmatter in pure Python), one per core up to the maximum, each with at least this many.
+SCAN_PARALLEL_MIN_FILES = 256
+SCAN_MAX_WORKERS = 8
+
 # Stop nudge: deterministic signals within one turn.
 STOP_NUDGE_MUTATIONS = 4
 STOP_NUDGE_TOOL_EVENTS = 10
@@ -146,6 +163,11 @@ ID_MAX_CHARS = 63
 NOTE_ID_MAX_CHARS = 128
 SLUG_MAX_CHARS = 48
 DEVICE_SUFFIX_CHARS = 4
+
+# What a pyenv shim in front of `python3` added to one run of the bare interpreter, median of 21 pairs
+# on a busy two-core machine (bench/bench_shim.py: 37 ms real, 180 ms through the shim; the hook
+# handlers paid 210 to 330 ms more). Doctor quotes it; it measures nothing itself.
+PYTHON_SHIM_COST_MS = 140
 
 # A vault kept in a private Git remote (`lifecycle sync`).
 # One git command (a local one, or a fetch or push over the network) is given up after this long.

@@ -17,11 +17,12 @@ def _register() -> None:
     from continuity.cli import outbox
 
     outbox.register(app)
-    from continuity.cli import handoff, lease, memory
+    from continuity.cli import edit, handoff, lease, memory
 
     lease.register(app)
     handoff.register(app)
     memory.register(app)
+    edit.register(app)
     from continuity.cli import hooks
 
     hooks.register(app)
@@ -34,6 +35,12 @@ def _register() -> None:
     from continuity.cli import preserve
 
     preserve.register(app)
+    from continuity.cli import scan
+
+    scan.register(app)
+    from continuity.cli import mcp
+
+    mcp.register(app)
     from continuity.cli import sync
 
     sync.register(app)

@@ -1,19 +1,30 @@
-"""`lifecycle hook pin [--check]`, `lifecycle hooks install`, and the text of `render --explain`."""
+"""`lifecycle hook pin [--check]`, `lifecycle hooks install`, `lifecycle hooks show`.
+
+User-scope hooks serve every repository, so `hooks install --scope user` points them at the running
+installation (`trust.installation`): a package installation's own copy of the scripts, with its real
+interpreter, or, from an editable install, the checkout, which it then says the hooks depend on.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from continuity.cli.options import Harness, JsonOption, Scope
-from continuity.cli.output import emit, emit_json
+from continuity.cli.output import emit, emit_json, warn
+
+if TYPE_CHECKING:
+    from continuity.trust import registered
 
 hook_app = typer.Typer(
     help="The startup hook's pin: digests that tie a trusted hook to its code.", no_args_is_help=True
 )
-hooks_app = typer.Typer(help="Install the hook handlers into a harness's configuration.", no_args_is_help=True)
+hooks_app = typer.Typer(
+    help="Install the hook handlers into a harness's configuration, and show what is registered.",
+    no_args_is_help=True,
+)
 
 
 @hook_app.command("pin")
@@ -64,19 +75,26 @@ def install_command(
 ) -> None:
     """Merge the pinned handlers into Codex's hooks.json or Claude Code's settings.json (idempotent)."""
     from continuity.local.repo import find_repo_root
-    from continuity.trust import harness, pin
+    from continuity.trust import harness, installation, pin
 
+    where: harness.Location | None = None
+    found: installation.Installation | None = None
     if scope is Scope.project:
         checkout = pin.find_checkout(Path.cwd())
     else:
-        from continuity.store.onboard import CHECKOUT
-
-        checkout = CHECKOUT
+        found = installation.find()
+        checkout = found.scripts.parent
+        where = harness.Location(found.scripts, "user", found.python)
     repo = find_repo_root(Path.cwd())
-    result = harness.install(harness_name.value, scope.value, checkout, dry_run=dry_run, repo=repo, both=both)
+    result = harness.install(
+        harness_name.value, scope.value, checkout, dry_run=dry_run, repo=repo, both=both, where=where
+    )
     if json_out:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "installation": None if found is None else found.to_json()})
         return
+    if found is not None and result.duplicate_of is None and not dry_run:
+        (warn if found.kind == installation.CHECKOUT_KIND else emit)(found.describe())
+        _warn_if_long(result.text)
     if result.duplicate_of is not None:
         other = "project" if scope is Scope.user else "user"
         emit(
@@ -93,6 +111,63 @@ def install_command(
     emit(f"wrote {result.path}")
     if harness_name is Harness.codex:
         emit("Codex runs a new or changed hook only after you trust it: open /hooks in Codex and trust it.")
+
+
+def _warn_if_long(text: str) -> None:
+    """A user-scope command holds the installation's paths; a very long one is hard to review."""
+    import json
+
+    from continuity import limits
+    from continuity.trust import harness, hookcommand
+
+    longest = max((len(c) for c in harness.our_commands(json.loads(text)) if hookcommand.too_long(c)), default=0)
+    if longest:
+        warn(
+            f"warning: a hook command is {longest} characters (more than {limits.HOOK_COMMAND_MAX_CHARS}) because "
+            "of the installation's path; read it in full before trusting it"
+        )
+
+
+@hooks_app.command("show")
+def show_command(json_out: JsonOption = False) -> None:
+    """For each harness and scope: what is registered, from which file, pinned to which digest, and if current."""
+    from continuity.local.repo import find_repo_root
+    from continuity.trust import registered
+
+    found = registered.show(find_repo_root(Path.cwd()))
+    if json_out:
+        emit_json({"version": 1, "registrations": [item.to_json() for item in found]})
+        return
+    for item in found:
+        emit(_summary(item))
+        for line in _handler_lines(item.handlers):
+            emit(f"  {line}")
+
+
+def _summary(item: registered.Registration) -> str:
+    where = f"{item.harness} {item.scope}: {item.file}"
+    if item.error is not None:
+        return f"{where}: cannot be read ({item.error})"
+    if not item.exists:
+        return f"{where}: no such file"
+    if not item.handlers:
+        return f"{where}: nothing of continuity's is registered"
+    return f"{where}: {len(item.handlers)} handlers"
+
+
+def _handler_lines(handlers: list[registered.Handler]) -> list[str]:
+    """One line per script, digest and state, naming the events that run it."""
+    groups: dict[tuple[str, str, str | None, str], list[str]] = {}
+    for handler in handlers:
+        groups.setdefault((handler.script, handler.python, handler.sha256, handler.state), []).append(handler.event)
+    lines = []
+    for (script, python, digest, state), events in groups.items():
+        if state == "unreadable":
+            lines.append(f"{', '.join(events)}: a command that names no script and digest (edited by hand?)")
+            continue
+        short = f"{digest[:12]}…" if digest else "none"
+        lines.append(f"{', '.join(events)}: {script} with {python}, sha256 {short}: {state}")
+    return lines
 
 
 def register(app: typer.Typer) -> None:

@@ -1,10 +1,8 @@
-"""`lifecycle note new`, `approve`, `supersede`, `archive`, `revalidate` and `edit soul|preferences`.
+"""`lifecycle note new`, `approve`, `supersede`, `archive` and `revalidate` (`edit` is in `cli.edit`).
 
-Approval and edits are the person's acts. On a terminal they are asked for; without one (an agent, a
-script) `approve` needs `--yes`, and `edit` needs both `--yes` (the content) and
-`--accept-concurrency-risk` (nobody can confirm from a script that other computers have stopped
-writing and the sync is current). A missing confirmation is a usage error, exit 2, and nothing is
-written. The lease is checked before any question is asked, so a foreign lease fails fast (exit 4).
+Approval is the person's act. On a terminal it is asked for; without one (an agent, a script)
+`approve` needs `--yes`. A missing confirmation is a usage error, exit 2, and nothing is written.
+The lease is checked before any question is asked, so a foreign lease fails fast (exit 4).
 """
 
 from __future__ import annotations
@@ -42,11 +40,6 @@ class Confidence(str, Enum):
     low = "low"
     medium = "medium"
     high = "high"
-
-
-class Editable(str, Enum):
-    soul = "soul"
-    preferences = "preferences"
 
 
 def interactive() -> bool:
@@ -183,66 +176,9 @@ def revalidate(json_out: JsonOption = False) -> None:
         emit(f"{when}  {item.id}  {item.rel}  {item.title or ''}".rstrip())
 
 
-def edit(
-    which: Annotated[Editable, typer.Argument(help="Which approval-gated file.")],
-    source: Annotated[str, typer.Option("--from", help="The complete new file (frontmatter included), or -.")],
-    yes: Annotated[bool, typer.Option("--yes", help="The person approved this exact content.")] = False,
-    accept_risk: Annotated[
-        bool,
-        typer.Option(
-            "--accept-concurrency-risk",
-            help="Write without confirming that other writers are stopped and the sync is current.",
-        ),
-    ] = False,
-    json_out: JsonOption = False,
-) -> None:
-    """Replace SOUL.md or PREFERENCES.md after review; the previous version goes to 90-archive/."""
-    from continuity import limits
-    from continuity.memory import edits
-    from continuity.store import writer
-
-    _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
-    text = writer.read_input(source, limits.LIFECYCLE_TEXT_CAP_BYTES)
-    _refuse_foreign(ctx)
-    plan = edits.plan_edit(ctx.vault, which.value, text)
-    if plan.unchanged:
-        if json_out:
-            emit_json(edits.Edited(plan.which, plan.rel, None, False).to_json())
-        else:
-            emit(f"{plan.rel} already has this content; nothing to do")
-        return
-    if not json_out:
-        for line in plan.diff:
-            emit(line.rstrip("\n"))
-    warn(
-        f"warning: {plan.rel} is shared by every computer that syncs this vault; a writer elsewhere whose "
-        "changes have not synced yet can overwrite this edit or be overwritten by it"
-    )
-    if not interactive() and not (yes and accept_risk):
-        flags = (("--yes", yes), ("--accept-concurrency-risk", accept_risk))
-        _need(" and ".join(flag for flag, given in flags if not given), f"editing {plan.rel}")
-    if not yes and not typer.confirm(f"Write this new {plan.rel}?", default=False, err=True):
-        raise typer.Abort()
-    if not accept_risk:
-        stopped = typer.confirm(
-            "Are other vault-writing tasks stopped, and is the sync current on this computer?",
-            default=False,
-            err=True,
-        )
-        if not stopped and not typer.confirm("Accept the concurrency risk and write anyway?", default=False, err=True):
-            raise typer.Abort()
-    result = edits.apply_edit(ctx, plan)
-    if json_out:
-        emit_json(result.to_json())
-        return
-    kept = f"; the previous version is kept at {result.archived}" if result.archived else ""
-    emit(f"wrote {result.rel}{kept}")
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(note_app, name="note")
     app.command()(approve)
     app.command()(supersede)
     app.command()(archive)
     app.command()(revalidate)
-    app.command()(edit)

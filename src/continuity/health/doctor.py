@@ -359,4 +359,10 @@ def _hook_scopes(ctx: Context) -> list[Check]:
     return found
 
 
-PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, sync_checks])
+def _hook_python(ctx: Context) -> list[Check]:
+    from continuity.health import python_path
+
+    return python_path.checks(ctx.conn.repo or find_repo_root(ctx.cwd))
+
+
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _hook_python, sync_checks])

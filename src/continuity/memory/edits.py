@@ -1,11 +1,12 @@
-"""Edits of the approval-gated system notes, SOUL.md and PREFERENCES.md.
+"""Edits of the hot profiles: SOUL.md, PREFERENCES.md, this project's PROJECT.md, this device's DEVICE.md.
 
-These two files shape every session on every computer, so an edit is planned first and written second:
-`plan_edit` validates the complete new file (frontmatter with `type: soul` / `type: preferences`, its
-20 KiB cap, the secret gate) and diffs it against the current file without writing anything, so the
-person can review the change; `apply_edit` then writes it through the normal write path, under the
-lease (taken for the write when this device does not already hold it, and given back afterwards).
-The previous version is kept byte for byte in `90-archive/00-system/<NAME>.<UTC time>.md`, even when
+These files shape every session start, so an edit is planned first and written second: `plan_edit`
+validates the complete new file (frontmatter with the right `type`, and for PROJECT.md and DEVICE.md
+the `project` / `device` label of this connection; the 20 KiB cap; the secret gate) and diffs it
+against the current file without writing anything, so the person can review the change; `apply_edit`
+then writes it through the normal write path, under the lease (taken for the write when this device
+does not already hold it, and given back afterwards). The previous version is kept byte for byte in
+`90-archive/<the file's folder>/<NAME>.<UTC time>.md` (for SOUL.md `90-archive/00-system/`), even when
 it is malformed, because a broken file is often the reason for the edit. The write is refused when the
 current file changed after it was planned (a sync arrived meanwhile). A line of the current file that
 holds a secret-like value is replaced by a marker in the diff, so reviewing never prints a secret.
@@ -26,9 +27,25 @@ from continuity.store.writer import WriteContext
 from continuity.vault import access, layout, notes
 
 EDITABLE = {
-    "soul": (layout.SOUL, limits.SOUL_CAP_BYTES),
-    "preferences": (layout.PREFERENCES, limits.PREFERENCES_CAP_BYTES),
+    "soul": limits.SOUL_CAP_BYTES,
+    "preferences": limits.PREFERENCES_CAP_BYTES,
+    "project": limits.PROJECT_CAP_BYTES,
+    "device": limits.DEVICE_CAP_BYTES,
 }
+SHARED = ("soul", "preferences", "project")  # written by every computer; DEVICE.md only by its own
+
+
+def edit_path(which: str, *, project: str | None = None, device: str | None = None) -> str:
+    """The vault-relative file `which` names for this connection's project and device."""
+    if which == "soul":
+        return layout.SOUL
+    if which == "preferences":
+        return layout.PREFERENCES
+    if which == "project" and project:
+        return layout.project_profile(project)
+    if which == "device" and device:
+        return layout.device_profile(device)
+    raise UsageError(f"edit takes one of {', '.join(EDITABLE)}")
 
 
 @dataclass(frozen=True)
@@ -44,14 +61,18 @@ class EditPlan:
         return self.old is not None and self.old == self.new_text.encode("utf-8")
 
 
-def plan_edit(vault_root: Path, which: str, new_text: str) -> EditPlan:
-    """Validate a new SOUL.md or PREFERENCES.md (type, cap, secrets) and diff it; nothing is written."""
-    if which not in EDITABLE:
-        raise UsageError(f"edit takes one of {', '.join(EDITABLE)}")
-    rel, cap = EDITABLE[which]
+def plan_edit(
+    vault_root: Path, which: str, new_text: str, *, project: str | None = None, device: str | None = None
+) -> EditPlan:
+    """Validate a new profile (type, label, cap, secrets) and diff it; nothing is written."""
+    rel = edit_path(which, project=project, device=device)
+    cap = EDITABLE[which]
     note = notes.parse_note(new_text.encode("utf-8"), f"the new {rel}")
     if note.meta.get("type") != which:
         raise InputRejected(f"the new {rel} must have 'type: {which}' in its frontmatter")
+    label = {"project": project, "device": device}.get(which)
+    if label is not None and note.meta.get(which) != label:
+        raise InputRejected(f"the new {rel} must have '{which}: {label}' in its frontmatter (its folder's name)")
     writer.check_text(rel, new_text, cap)
     try:
         old: bytes | None = access.read_capped(vault_root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
@@ -112,7 +133,7 @@ def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = limits.EDI
             if plan.old is None:
                 if os.path.lexists(ctx.vault / plan.rel):
                     raise InputRejected(f"{plan.rel} appeared while this command ran; run it again")
-                tx.create(plan.rel, plan.new_text, op=op, note_id=note_id, cap=EDITABLE[plan.which][1])
+                tx.create(plan.rel, plan.new_text, op=op, note_id=note_id, cap=EDITABLE[plan.which])
             else:
                 tx.expect(plan.rel, writer.sha256_hex(plan.old))
                 archived = _preserve(tx, plan, op, note_id)
@@ -121,7 +142,7 @@ def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = limits.EDI
                     plan.new_text,
                     op=op,
                     note_id=note_id,
-                    cap=EDITABLE[plan.which][1],
+                    cap=EDITABLE[plan.which],
                     expect_sha256=writer.sha256_hex(plan.old),
                 )
         finally:
@@ -132,13 +153,14 @@ def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = limits.EDI
 
 
 def _preserve(tx: writer.Transaction, plan: EditPlan, op: str, note_id: str | None) -> str:
-    """Copy the previous version, byte for byte, to `90-archive/00-system/<NAME>.<UTC time>.md`."""
+    """Copy the previous version, byte for byte, to `90-archive/<folder>/<NAME>.<UTC time>.md`."""
     assert plan.old is not None
-    stem = plan.rel.rpartition("/")[2].removesuffix(".md")
+    folder, _, name = plan.rel.rpartition("/")
+    stem = name.removesuffix(".md")
     stamp = tx.ctx.clock().strftime("%Y%m%dT%H%M%SZ")
     for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
         suffix = "" if attempt == 1 else f"-{attempt}"
-        rel = f"{layout.ARCHIVE}/{layout.SYSTEM}/{stem}.{stamp}{suffix}.md"
+        rel = f"{layout.ARCHIVE}/{folder}/{stem}.{stamp}{suffix}.md"
         if os.path.lexists(tx.vault / rel):
             continue
         try:

@@ -220,8 +220,13 @@ def recall(
     limit: int = limits.RECALL_DEFAULT_LIMIT,
     today: dt.date | None = None,
     use_cache: bool = True,
+    allowance: int | None = None,
 ) -> Recall:
-    """Search the approved warm notes of `root` for `raw_terms` (see the module's docstring)."""
+    """Search the approved warm notes of `root` for `raw_terms` (see the module's docstring).
+
+    `allowance` narrows the audience's allowance to what a caller has left of a larger budget (the MCP
+    server's per-session meter); it never widens it.
+    """
     if audience not in AUDIENCES:
         raise UsageError(f"--for must be one of {', '.join(AUDIENCES)}")
     if limit < 1:
@@ -229,7 +234,7 @@ def recall(
     terms = parse_terms(raw_terms)
     if not terms:
         raise UsageError("no term has a letter or digit to search for")
-    allowance = AUDIENCES[audience]
+    allowance = AUDIENCES[audience] if allowance is None else max(0, min(allowance, AUDIENCES[audience]))
     day = today or dt.datetime.now(dt.timezone.utc).date()
     expression = match_expression(terms)
     index = open_index(root, device, use_file=use_cache)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import stat
 import sys
 from dataclasses import dataclass
@@ -60,24 +59,37 @@ STATUS_MESSAGE = {"SessionStart": "Restoring private memory", "SubagentStart": "
 
 @dataclass(frozen=True)
 class Location:
-    """Where the handlers point: the script paths and the interpreter written into commands."""
+    """Where the handlers point: the scripts folder, and the interpreter written into commands.
 
-    checkout: Path
+    Project files are shared through the repository, so they name the scripts relative to its top
+    level and `python3`/`python` from PATH. User files name absolute paths: the installation's
+    scripts folder (`installation`) and `interpreter`, a real interpreter, never a shim.
+    """
+
+    scripts: Path
     scope: str
+    interpreter: str = sys.executable
 
     @property
     def script(self) -> str:
-        return SCRIPT_REL if self.scope == "project" else str(self.checkout / SCRIPT_REL)
+        return SCRIPT_REL if self.scope == "project" else str(self.scripts / Path(SCRIPT_REL).name)
 
     @property
     def sweep_script(self) -> str:
-        return SWEEP_REL if self.scope == "project" else str(self.checkout / SWEEP_REL)
+        return SWEEP_REL if self.scope == "project" else str(self.scripts / Path(SWEEP_REL).name)
+
+    @property
+    def script_file(self) -> Path:
+        return self.scripts / Path(SCRIPT_REL).name
+
+    @property
+    def sweep_file(self) -> Path:
+        return self.scripts / Path(SWEEP_REL).name
 
     def python(self, windows: bool) -> str:
-        """Project files are shared, so they name `python3`/`python`; user files this interpreter."""
         if self.scope == "project":
             return "python" if windows else "python3"
-        return f'& "{sys.executable}"' if windows else shlex.quote(sys.executable)
+        return self.interpreter
 
 
 def sha256_file(path: Path) -> str:
@@ -103,7 +115,7 @@ def _handler(harness: str, where: Location, script: str, digest: str, args: list
 
 def _sweep_handler(harness: str, where: Location) -> dict[str, Any] | None:
     """The outbox sweep at session start, registered `async` so that no session waits for it."""
-    script = where.checkout / SWEEP_REL
+    script = where.sweep_file
     if not script.is_file():
         return None
     handler = _handler(harness, where, where.sweep_script, sha256_file(script), ["sweep", "--hook"], False)
@@ -124,9 +136,9 @@ def _brief_handler(harness: str, event: str, where: Location, digest: str) -> di
 
 def wanted_groups(harness: str, where: Location) -> dict[str, dict[str, Any]]:
     """Our one matcher group per event, brief handler first."""
-    script = where.checkout / SCRIPT_REL
+    script = where.script_file
     if not script.is_file():
-        raise UsageError(f"{script} is missing; run this from a continuity checkout (pip install -e .)")
+        raise UsageError(f"{script} is missing; reinstall continuity, or run this from a continuity checkout")
     digest = sha256_file(script)
     session: dict[str, Any] = {
         "matcher": SESSION_MATCHER[harness],
@@ -296,12 +308,21 @@ def registrations(harness: str, repo: Path | None) -> dict[str, Path]:
 
 
 def install(
-    harness: str, scope: str, checkout: Path, *, dry_run: bool = False, repo: Path | None = None, both: bool = False
+    harness: str,
+    scope: str,
+    checkout: Path,
+    *,
+    dry_run: bool = False,
+    repo: Path | None = None,
+    both: bool = False,
+    where: Location | None = None,
 ) -> InstallResult:
     """Merge our handlers into the harness's file for `scope`; write only when something changed.
 
-    Unless `both`, nothing is written while the other scope already registers them (for project scope,
-    the user's file; for user scope, the project file of `repo`, the checkout the person is in).
+    The handlers run `checkout`'s scripts unless `where` says otherwise (user scope from a package
+    installation: its own copy, see `installation`). Unless `both`, nothing is written while the other
+    scope already registers them (for project scope, the user's file; for user scope, the project
+    file of `repo`, the checkout the person is in).
     """
     if harness not in HARNESSES or scope not in SCOPES:
         raise UsageError(f"unknown harness or scope: {harness} {scope}")
@@ -318,7 +339,7 @@ def install(
     validate(doc, harness, path)
     if harness == CODEX and "description" not in doc:
         doc = {"description": DESCRIPTION, **doc}
-    merged = merge(doc, wanted_groups(harness, Location(checkout, scope)))
+    merged = merge(doc, wanted_groups(harness, where or Location(checkout / "scripts", scope)))
     if harness == CODEX:
         validate(merged, harness, path)
     changed = merged != existing

@@ -16,6 +16,13 @@ reader: whole words, one job, at most HOOK_COMMAND_MAX_CHARS characters. In full
     else:
         print("Private memory was not restored: …")' scripts/agent-startup-context.py <sha256> --hook --harness codex
 
+A user-scope command names the interpreter and the script by absolute paths, which in a virtual
+environment (pipx's included) share a long folder; so that the command stays within the limit, that
+folder is said once, as a shell variable, and both paths start from it:
+
+    base=/home/alice/.local/pipx/venvs/continuity; "$base/bin/python" -I -S -c '…'
+    "$base/lib/python3.12/site-packages/continuity/_scripts/agent-startup-context.py" <sha256> --hook …
+
 It goes up to the repository's top level (the session may start in a subfolder; walking up to `.git`
 costs a fraction of what running `git rev-parse` would at every session start), hashes the script and
 on a match runs exactly the bytes it hashed, as `__main__` with the script's path as argv[0]; on a
@@ -64,16 +71,63 @@ def _absolute(script: str) -> bool:
     return script.startswith(("/", "\\\\")) or script[1:3] == ":\\"
 
 
+BASE = "base"  # the shell variable that holds a user-scope command's shared folder
+
+
+def _shared_base(python: str, script: str, sep: str) -> tuple[str, str, str] | None:
+    """(folder, python, script), both relative to the folder they share, when saying it once helps."""
+    if not (_absolute(python) and _absolute(script)):
+        return None
+    base = python
+    while base and not script.startswith(base.rstrip(sep) + sep):
+        base = base.rpartition(sep)[0]
+    if base.count(sep) < 2 or any(c in python + script for c in '"$`'):
+        return None
+    base = base.rstrip(sep)
+    return base, python[len(base) + 1 :], script[len(base) + 1 :]
+
+
 def posix_command(python: str, script: str, digest: str, args: list[str], *, notice: bool) -> str:
-    """The command for `bash -c`."""
+    """The command for `bash -c`; `python` unquoted, as a path or a program name."""
     code = program(notice=notice, walk=not _absolute(script))
-    return f"{python} -I -S -c {shlex.quote(code)} {shlex.join([script, digest, *args])}"
+    shared = _shared_base(python, script, "/")
+    if shared is None:
+        return f"{shlex.quote(python)} -I -S -c {shlex.quote(code)} {shlex.join([script, digest, *args])}"
+    base, python_rel, script_rel = shared
+    return (
+        f'{BASE}={shlex.quote(base)}; "${BASE}/{python_rel}" -I -S -c {shlex.quote(code)} '
+        f'"${BASE}/{script_rel}" {shlex.join([digest, *args])}'
+    )
 
 
 def windows_command(python: str, script: str, digest: str, args: list[str], *, notice: bool) -> str:
-    """The same command for PowerShell (Codex's `commandWindows`)."""
+    """The same command for PowerShell (Codex's `commandWindows`); `python` unquoted."""
     code = program(notice=notice, walk=not _absolute(script)).replace('"', "'")
-    return f'{python} -I -S -c "{code}" "{script}" {" ".join([digest, *args])}'
+    sep = "\\" if "\\" in script else "/"
+    shared = _shared_base(python, script, sep)
+    rest = " ".join([digest, *args])
+    if not _absolute(python):
+        return f'{python} -I -S -c "{code}" "{script}" {rest}'
+    if shared is None:
+        return f'& "{python}" -I -S -c "{code}" "{script}" {rest}'
+    base, python_rel, script_rel = shared
+    return f'${BASE}="{base}"; & "${BASE}{sep}{python_rel}" -I -S -c "{code}" "${BASE}{sep}{script_rel}" {rest}'
+
+
+def split(command: str) -> tuple[str, str, str] | None:
+    """(python, script, digest) of a POSIX command built here, the shared folder put back; else None."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    prefix = f"{BASE}="
+    if words and words[0].startswith(prefix) and words[0].endswith(";"):
+        base = words[0][len(prefix) : -1]
+        words = [base + w[len(BASE) + 1 :] if w.startswith(f"${BASE}/") else w for w in words[1:]]
+    if "-c" not in words or len(words) < words.index("-c") + 4:
+        return None
+    at = words.index("-c")
+    return words[0], words[at + 2], words[at + 3]
 
 
 def too_long(command: str) -> bool:

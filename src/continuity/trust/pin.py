@@ -23,13 +23,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuity.errors import InputRejected, UsageError
-from continuity.trust import harness
+from continuity.trust import harness, hookcommand
 
 SCRIPT_REL = harness.SCRIPT_REL
 PACKAGE = "continuity"
@@ -211,8 +210,8 @@ def pin(checkout: Path) -> PinResult:
     return PinResult(checkout, sha256_bytes(script.read_bytes()), len(digests), changed)
 
 
-def _user_problems(checkout: Path) -> list[str]:
-    """User-scope hook files whose commands point at this checkout with an older digest."""
+def user_problems(scripts: Path) -> list[str]:
+    """User-scope hook files whose commands point at the scripts in `scripts` with an older digest."""
     problems: list[str] = []
     for name in harness.HARNESSES:
         path = harness.user_config_path(name)
@@ -221,15 +220,15 @@ def _user_problems(checkout: Path) -> list[str]:
         except InputRejected:
             continue
         for rel in (harness.SCRIPT_REL, harness.SWEEP_REL):
-            target = checkout / rel
+            target = scripts / Path(rel).name
             if doc is None or not target.is_file():
                 continue
-            pattern = re.compile(re.escape(str(target)) + r"['\"]?\s+([0-9a-f]{64})\b")
             current = sha256_bytes(target.read_bytes())
-            stale = {m.group(1) for c in harness.our_commands(doc) for m in pattern.finditer(c)} - {current}
+            named = (hookcommand.split(c) for c in harness.our_commands(doc))
+            stale = {found[2] for found in named if found is not None and found[1] == str(target)} - {current}
             if stale:
                 problems.append(
-                    f"{path} pins an older {rel}; run 'lifecycle hooks install --harness {name} --scope user'"
+                    f"{path} pins an older {target}; run 'lifecycle hooks install --harness {name} --scope user'"
                 )
     return problems
 
@@ -260,7 +259,7 @@ def problems(checkout: Path) -> list[str]:
         if result.changed:
             rel = result.path.relative_to(checkout)
             found.append(f"{rel} does not hold the current pinned commands")
-    return found + _user_problems(checkout)
+    return found + user_problems(checkout / "scripts")
 
 
 def check(checkout: Path) -> tuple[bool, str]:
@@ -275,17 +274,25 @@ def check(checkout: Path) -> tuple[bool, str]:
 
 
 def check_for(start: Path) -> tuple[bool, str]:
-    """`check` for the checkout at `start`, or, outside one, for the checkout this package runs from.
+    """`check` for the checkout at `start`, or, outside one, for the installation this package runs from.
 
     Outside a continuity checkout the hooks that can run are user-scope ones, which point at the
-    package's own checkout: that is the pin that matters there.
+    running installation: a package's own copy of the scripts (only the user-scope pins can be
+    stale: the copy's module digests were written with it), or an editable install's checkout.
     """
+    from continuity.trust import installation
+
     try:
         checkout = find_checkout(start)
     except UsageError:
-        from continuity.store.onboard import CHECKOUT
-
-        if not (CHECKOUT / SCRIPT_REL).is_file():
-            return False, "the hook pin cannot be checked: continuity is not installed from a checkout"
-        checkout = CHECKOUT
+        try:
+            found = installation.find()
+        except UsageError as exc:
+            return False, f"the hook pin cannot be checked: {exc}"
+        if found.kind == installation.CHECKOUT_KIND:
+            return check(found.scripts.parent)
+        stale = user_problems(found.scripts)
+        if not stale:
+            return True, "the user-scope hooks pin the installed startup script"
+        return False, "the hook pin is stale: " + "; ".join(stale)
     return check(checkout)

@@ -92,6 +92,22 @@ def _problem_text(problem: str) -> str:
     return re.sub(r"'[^'\n]*'|\"[^\"\n]*\"", elide, problem.split("\n")[0])
 
 
+def _error_line(exc: Exception) -> str:
+    """' line N' of the file for the person to fix, or '' when the parser gave no mark.
+
+    The parser's problem mark is where it noticed the error. For an unterminated construct (a line
+    without its ':', an open quote, an open flow list or mapping) that is the start of the next line
+    or the end of the block, one or more lines too late; its context mark is where the construct
+    began, the line to fix. For everything else (a duplicate key, a stray list item) the context is
+    the whole enclosing mapping and the problem mark is the right line. Marks count from 0 in the
+    frontmatter text, which starts on the file's line 2.
+    """
+    context = str(getattr(exc, "context", None) or "")
+    unterminated = context.startswith(("while scanning a", "while parsing a flow"))
+    mark = getattr(exc, "context_mark" if unterminated else "problem_mark", None) or getattr(exc, "problem_mark", None)
+    return f" line {mark.line + 2}" if mark is not None else ""
+
+
 def parse_frontmatter(front: str, name: str) -> dict[str, Any]:
     if len(front.encode("utf-8")) > limits.FRONTMATTER_CAP_BYTES:
         raise NoteError(f"{name}: frontmatter is over {limits.FRONTMATTER_CAP_BYTES} bytes", "invalid")
@@ -114,8 +130,7 @@ def parse_frontmatter(front: str, name: str) -> dict[str, Any]:
     except NoteError:
         raise
     except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 2}" if mark is not None else ""
+        where = _error_line(exc)
         problem = getattr(exc, "problem", None) or type(exc).__name__
         kind = "duplicate key" if "Duplicate" in type(exc).__name__ else _problem_text(str(problem))
         raise NoteError(f"{name}{where}: invalid frontmatter ({kind})", "invalid") from None

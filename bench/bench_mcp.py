@@ -1,0 +1,178 @@
+"""The MCP server: its start as a client waits for it, and recall through it, on generated vaults.
+
+Run from the repository root:
+
+    python bench/bench_mcp.py [--sizes 1000,10000] [--repeat 15]
+
+Reported as medians, beside the bare interpreter (`python -I -S -c pass`) measured in the same run:
+
+* `start`: spawn `lifecycle mcp` in a connected checkout, `initialize`, then the first answered
+  `tools/list`, through the SDK's own stdio client (the client is imported before the clock starts;
+  what is timed is what a client waits for). Target: at most 500 ms;
+* `imports`: a process that only imports what the server imports before it answers (the SDK and
+  typer) and leaves: the floor under `start`;
+* `recall in process`: the server's `recall` tool in process (`Session.call`, the handler the
+  protocol dispatches to, a fresh session each time so the allowance never runs out) with a current
+  index, over bench_recall's rotation of queries. Target: at most 10 ms at 10,000 notes;
+* `search.recall`: the library call alone, as `lifecycle recall` makes it, for comparison;
+* `recall round trip`: the same tool through an open stdio session, with a term no note holds (so
+  the session's allowance is not spent and every sample does the index check and the query).
+
+The vaults are bench_recall's (approved notes of 60 to 200 Zipf-distributed words). Nothing here
+asserts a time: benchmarks are not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+import anyio  # noqa: E402
+from bench_recall import DEVICE, PROJECT, QUERIES, make_vault  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+from continuity.local.connection import render_connection  # noqa: E402
+from continuity.recall import search  # noqa: E402
+from continuity.server.handlers import Session  # noqa: E402
+from continuity.server.meter import Meter  # noqa: E402
+
+LIFECYCLE = Path(sys.executable).parent / "lifecycle"
+
+
+def median_ms(action: Callable[[], object], repeat: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        action()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def checkout(work: Path, vault: Path) -> Path:
+    """A git checkout whose `.agent-vault` names the vault, as `lifecycle init` leaves it."""
+    repo = work / f"checkout-{vault.name}"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".agent-vault").write_text(render_connection(vault, DEVICE, PROJECT, None), encoding="utf-8")
+    return repo
+
+
+def server_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("AGENT_VAULT_CONNECTION", "PYTHONDONTWRITEBYTECODE")}
+
+
+def start_ms(repo: Path, repeat: int) -> float:
+    """Spawn to the first answered tools/list; closing the session afterwards is not timed."""
+    params = StdioServerParameters(command=str(LIFECYCLE), args=["mcp"], cwd=str(repo), env=server_env())
+    times: list[float] = []
+
+    async def once() -> None:
+        start = time.perf_counter()
+        async with stdio_client(params, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            times.append(time.perf_counter() - start)
+            assert listed.tools
+
+    for _ in range(repeat + 1):
+        anyio.run(once)
+    return statistics.median(times[1:]) * 1000
+
+
+def round_trip_ms(repo: Path, repeat: int) -> float:
+    params = StdioServerParameters(command=str(LIFECYCLE), args=["mcp"], cwd=str(repo), env=server_env())
+    times: list[float] = []
+
+    async def run() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for n in range(repeat + 1):
+                start = time.perf_counter()
+                result = await session.call_tool("recall", {"terms": "nothing-matches-this"})
+                if n:
+                    times.append(time.perf_counter() - start)
+                assert not result.is_error, result
+
+    anyio.run(run)
+    return statistics.median(times) * 1000
+
+
+def in_process_ms(repo: Path, repeat: int) -> float:
+    rotation = iter(range(10**9))
+
+    def one() -> None:
+        meter = Meter("main", "codex", dt.datetime.now(dt.timezone.utc), list)
+        terms = " ".join(QUERIES[next(rotation) % len(QUERIES)])
+        outcome = Session(repo, meter, "codex").call("recall", {"terms": terms})
+        assert not outcome.is_error, outcome.text
+
+    os.environ.pop("AGENT_VAULT_CONNECTION", None)
+    return median_ms(one, repeat * len(QUERIES))
+
+
+def library_ms(vault: Path, repeat: int) -> float:
+    """`search.recall` alone, as `lifecycle recall` calls it: what the server adds is the difference."""
+    rotation = iter(range(10**9))
+    return median_ms(
+        lambda: search.recall(vault, DEVICE, PROJECT, QUERIES[next(rotation) % len(QUERIES)]), repeat * len(QUERIES)
+    )
+
+
+def imports_ms(repeat: int) -> float:
+    program = "import typer, mcp.server.lowlevel, mcp.server.stdio, continuity.server.stdio"
+    return median_ms(lambda: subprocess.run([sys.executable, "-c", program], check=True), repeat)
+
+
+def bare_ms(repeat: int) -> float:
+    return median_ms(lambda: subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True), repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus; medians in ms")
+    work = Path(tempfile.mkdtemp(prefix="continuity-bench-mcp-"))
+    try:
+        # Every machine-local file (index, receipts) in the bench's own folder, never the user's.
+        for name, sub in (("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state")):
+            os.environ[name] = str(work / sub)
+        bare = bare_ms(args.repeat)
+        imports = imports_ms(args.repeat)
+        print("notes | start | start/bare | imports | recall in process | search.recall | recall round trip | bare py")
+        for total in sizes:
+            vault = work / f"vault-{total}"
+            make_vault(vault, total)
+            repo = checkout(work, vault)
+            process = in_process_ms(repo, args.repeat)  # builds the index first (its warm-up)
+            start = start_ms(repo, args.repeat)
+            library = library_ms(vault, args.repeat)
+            trip = round_trip_ms(repo, args.repeat)
+            print(
+                f"{total:5d} | {start:5.0f} | {start / bare:9.1f}x | {imports:7.0f} | {process:17.2f} | "
+                f"{library:13.2f} | {trip:17.2f} | {bare:7.1f}"
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
