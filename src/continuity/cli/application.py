@@ -35,15 +35,9 @@ def _register() -> None:
     from continuity.cli import preserve
 
     preserve.register(app)
-    from continuity.cli import scan
-
-    scan.register(app)
     from continuity.cli import mcp
 
     mcp.register(app)
-    from continuity.cli import sync
-
-    sync.register(app)
 
 
 _register()
