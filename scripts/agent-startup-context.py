@@ -80,7 +80,7 @@ PINNED_MODULES = {
     "continuity/hook/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
     "continuity/hook/warm.py": "e8d7e8977f884d0a1746ca2e12e213d71f20939a6e056163b32c522b7aa811ac",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/limits.py": "ac6bfe304c93c70afa5b0aff308322497e7744e5db28f222a7f63169ca5dc144",
+    "continuity/limits.py": "545d79d6979a2f9a5c84cf43512c5581853cf73f624ab065382e1b7cb4581374",
     "continuity/local/__init__.py": "1eaedac40dbeaf756c0c2a6e5cedc4e803a13cffb1382e4a2e3d87c75498da5d",
     "continuity/local/connection.py": "9a2181e2e019a829ab21f8ab00e992892221ee0bc1ca8e3811479522b018957a",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",

@@ -406,3 +406,12 @@ def test_lease_commands_through_a_git_vault(tmp_path: Path, monkeypatch: pytest.
     forced = runner.invoke(app, ["lease", "release", "--force"])
     assert forced.exit_code == 0, forced.stderr
     assert remote_file(remote, ".continuity/leases/dev-a.json") is None
+
+
+def test_loose_objects_are_packed_past_the_limit(tmp_path: Path) -> None:
+    _remote, (a,) = devices(tmp_path, 1)
+    for index in range(limits.SYNC_LOOSE_OBJECTS_MAX + 10):
+        a.write(f"30-memory/facts/many-{index}.md", NOTE.format(body=f"fact {index}"))
+    a.sync()
+    counts = dict(line.split(": ") for line in git(a.vault, "count-objects", "-v").splitlines())
+    assert int(counts["count"]) <= limits.SYNC_LOOSE_OBJECTS_MAX < int(counts["in-pack"])

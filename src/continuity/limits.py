@@ -186,3 +186,6 @@ SYNC_MESSAGE_MAX_LINES = 50
 SYNC_STALE_AFTER_SECONDS = 24 * 3600
 # The optional scheduler entry runs `lifecycle sync` this often.
 SYNC_SCHEDULE_INTERVAL_SECONDS = 3600
+# Every sync adds loose objects to `.git`, which the whole-vault budget counts as files; past this many
+# a sync packs them (git's own automatic gc is off during a sync, and waits for 6,700).
+SYNC_LOOSE_OBJECTS_MAX = 300

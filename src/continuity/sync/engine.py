@@ -202,6 +202,15 @@ def commit_first_line(stderr: bytes) -> str:
     return first_line(stderr)
 
 
+def pack_loose_objects(git: Git) -> None:
+    """Pack `.git`'s loose objects once there are more than `SYNC_LOOSE_OBJECTS_MAX` (the budget counts
+    files); `repack` writes the new pack before it deletes anything, so a kill leaves both or either."""
+    counted = git.probe(["count-objects"])
+    words = counted.stdout.split()
+    if counted.returncode == 0 and words and words[0].isdigit() and int(words[0]) > limits.SYNC_LOOSE_OBJECTS_MAX:
+        git.probe(["repack", "-d", "-q"])
+
+
 def sync(
     vault: Path,
     device: str,
@@ -280,6 +289,7 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         if outcome == "ok":
             git.run(["update-ref", TRACKING, head])
             state.end(vault, run.now, "done")
+            pack_loose_objects(git)
             return _result(run, made, staged, integrated, True, attempts)
         if outcome == "offline":
             state.end(vault, run.now, "offline")
