@@ -403,9 +403,15 @@ def test_lease_commands_through_a_git_vault(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(tmp_path / "dev-b.conn"))
     refused = runner.invoke(app, ["lease", "acquire", "--ttl", "1h"])
     assert refused.exit_code == 4 and "dev-a took the writer lease first" in refused.stderr
-    forced = runner.invoke(app, ["lease", "release", "--force"])
+    forced = runner.invoke(app, ["lease", "release", "--force", "--yes"])
     assert forced.exit_code == 0, forced.stderr
     assert remote_file(remote, ".continuity/leases/dev-a.json") is None
+    # The device whose lease was removed hears of it once both have synced.
+    assert runner.invoke(app, ["sync"]).exit_code == 0
+    monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(tmp_path / "dev-a.conn"))
+    assert runner.invoke(app, ["sync"]).exit_code == 0
+    status = json.loads(runner.invoke(app, ["lease", "status", "--json"]).stdout)
+    assert status["removed"] and status["removed"]["by"] == "dev-b", status
 
 
 def test_loose_objects_are_packed_past_the_limit(tmp_path: Path) -> None:
