@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from briefkit import DEVICE, PROJECT, connect, make_vault
 from conftest import use_connection
+from mcpkit import mcp_server
 
 from continuity import limits
 from continuity.recall import index as recall_index, search, watch
@@ -124,6 +125,23 @@ def test_every_change_after_a_warm_recall_is_seen_by_the_next_one(
         watcher = session.watcher(vault, DEVICE)
         assert watcher is not None and watcher.usable  # this machine has inotify: the path under test ran
         assert watcher.unchanged()
+
+
+def test_the_server_process_sees_an_edit_that_keeps_size_and_mtime(repo: Path, vault: Path) -> None:
+    """The same through `lifecycle mcp` itself: its one session holds the watcher between calls."""
+    connect(repo, vault)
+    a = note(vault, "30-memory/facts/a.md", "a", "zebra alpha")
+    before = a.stat()
+    with mcp_server(repo) as server:
+        assert "zebra alpha" in server.call("recall", {"terms": "alpha"}).text
+        assert "zebra alpha" in server.call("recall", {"terms": "alpha"}).text  # warm
+        with open(a, "r+", encoding="utf-8") as handle:
+            text = handle.read()
+            handle.seek(0)
+            handle.write(text.replace("alpha", "omega"))
+        os.utime(a, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert "zebra omega" in server.call("recall", {"terms": "omega"}).text
+        assert "No approved note matched" in server.call("recall", {"terms": "alpha"}).text
 
 
 def test_a_session_connected_to_another_vault_gets_a_new_watcher(session: Session, vault: Path, tmp_path: Path) -> None:
