@@ -7,8 +7,9 @@ and `--help`, each beside the bare interpreter in the same run), then `bench_doc
 `bench_recall.py`, `secrets_bench.py`, `bench_scan.py`, `bench_shim.py` and `bench_mcp.py` (doctor
 and budget on 1,000 to 100,000 files, recall cold and warm, secret-gate throughput, `lifecycle scan`
 over 5,000 notes, what a version manager's shim in front of `python3` adds to each hook run, the MCP
-server's start and recall through it); `--quick` runs those on smaller sizes. Each prints medians (and
-ratios to the bare interpreter where a person waits). Benchmarks never assert a time; the targets
+server's start and recall through it, and `bench_sync.py`: `lifecycle sync` against a local remote);
+`--quick` runs those on smaller sizes. Each prints medians (and ratios to the bare interpreter where a
+person waits). Benchmarks never assert a time; the targets
 are in the README.
 """
 
@@ -40,6 +41,7 @@ def main() -> None:
         "bench_scan.py": ["--notes", "1000"] if args.quick else [],
         "bench_shim.py": ["--repeat", str(args.repeat)],  # says so and stops when python3 is not a shim
         "bench_mcp.py": ["--sizes", "1000" if args.quick else "1000,10000"],
+        "bench_sync.py": ["--repeat", "3" if args.quick else "7"],
     }
     for script, extra in runs.items():
         print(f"== {script}", flush=True)

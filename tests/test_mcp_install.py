@@ -117,7 +117,7 @@ def test_claude_user_install_honours_the_config_dir_and_the_file_s_shape(isolate
     assert doc["mcpServers"]["continuity"] == {
         "type": "stdio",
         "command": sys.executable,
-        "args": ["-m", "continuity", "mcp"],
+        "args": ["-m", "continuity", "mcp", "--harness", "claude"],
     }
     assert os.stat(path).st_mode & 0o777 == 0o600
     assert mcpconfig.registrations("claude", None) == {"user": path}
@@ -126,7 +126,9 @@ def test_claude_user_install_honours_the_config_dir_and_the_file_s_shape(isolate
 def test_project_scope_names_no_machine_path(harness_homes: Path) -> None:
     assert invoke("mcp", "install", "--harness", "claude", "--scope", "project").exit_code == 0
     doc = json.loads((harness_homes / ".mcp.json").read_text())
-    assert doc == {"mcpServers": {"continuity": {"type": "stdio", "command": "lifecycle", "args": ["mcp"]}}}
+    assert doc == {
+        "mcpServers": {"continuity": {"type": "stdio", "command": "lifecycle", "args": ["mcp", "--harness", "claude"]}}
+    }
     assert invoke("mcp", "install", "--harness", "codex", "--scope", "project").exit_code == 0
     entry = tomllib.loads((harness_homes / ".codex" / "config.toml").read_text())["mcp_servers"]["continuity"]
     assert (entry["command"], entry["args"]) == ("lifecycle", ["mcp"])

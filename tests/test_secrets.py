@@ -273,14 +273,27 @@ def test_detect_secrets_adapter_on_in_memory_lines() -> None:
     assert all(discord not in f.describe() for f in findings)
 
 
-def test_detect_secrets_private_api_is_the_pinned_one() -> None:
+def test_detect_secrets_is_reached_through_its_public_api_only() -> None:
+    """No private name (`_process_line_based_plugins` and the like) of detect-secrets is imported."""
+    import ast
     import inspect
 
-    from detect_secrets.__version__ import VERSION
-    from detect_secrets.core import scan
+    from continuity.gate import detectsecrets
 
-    assert VERSION == "1.5.0"
-    assert list(inspect.signature(scan._process_line_based_plugins).parameters) == ["lines", "filename"]
+    tree = ast.parse(inspect.getsource(detectsecrets))
+    imported = [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("detect_secrets")
+        for alias in node.names
+    ]
+    assert imported == ["scan_line", "transient_settings"]
+    assert all(
+        not part.startswith("_")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("detect_secrets")
+        for part in (node.module or "").split(".")
+    )
 
 
 # --- hostile input: bounded sizes, no timing assertions ----------------------------------------------

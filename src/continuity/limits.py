@@ -188,3 +188,31 @@ DEVICE_SUFFIX_CHARS = 4
 # on a busy two-core machine (bench/bench_shim.py: 37 ms real, 180 ms through the shim; the hook
 # handlers paid 210 to 330 ms more). Doctor quotes it; it measures nothing itself.
 PYTHON_SHIM_COST_MS = 140
+
+# The secret gate's targets, measured on the corpus in tests/secret_formats.py: the share of secrets
+# caught over every gitleaks rule and every assignment shape, the share of hard negatives flagged, and
+# how many hard negatives that share is taken over.
+SECRET_GATE_MIN_RECALL_PERCENT = 97
+SECRET_GATE_MAX_FALSE_POSITIVE_PERCENT = 3
+SECRET_GATE_MIN_HARD_NEGATIVES = 300
+
+# A vault kept in a private Git remote (`lifecycle sync`).
+# One git command (a local one, or a fetch or push over the network) is given up after this long.
+SYNC_GIT_TIMEOUT_SECONDS = 120
+# Checking anonymously whether an https remote is readable by anyone is given up after this long.
+SYNC_PRIVACY_PROBE_TIMEOUT_SECONDS = 15
+# A push that loses the race to another computer fetches, integrates and tries again this many times in all.
+SYNC_PUSH_ATTEMPTS = 5
+# A file larger than this is held back instead of committed (the largest preserved original is 10 MiB).
+SYNC_FILE_MAX_BYTES = 10 * MIB
+# A sync state file in `.git/continuity/` is a few hundred bytes; anything larger is not ours.
+SYNC_STATE_CAP_BYTES = 64 * KIB
+# Lines of operations named in one sync commit's message; the rest are counted.
+SYNC_MESSAGE_MAX_LINES = 50
+# Doctor warns when the last completed sync is older than this.
+SYNC_STALE_AFTER_SECONDS = 24 * 3600
+# The optional scheduler entry runs `lifecycle sync` this often.
+SYNC_SCHEDULE_INTERVAL_SECONDS = 3600
+# Every sync adds loose objects to `.git`, which the whole-vault budget counts as files; past this many
+# a sync packs them (git's own automatic gc is off during a sync, and waits for 6,700).
+SYNC_LOOSE_OBJECTS_MAX = 300

@@ -35,9 +35,6 @@ def _register() -> None:
     from continuity.cli import preserve
 
     preserve.register(app)
-    from continuity.cli import scan
-
-    scan.register(app)
     from continuity.cli import mcp
 
     mcp.register(app)

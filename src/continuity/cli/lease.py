@@ -12,6 +12,7 @@ from continuity.cli.common import JsonOption, emit, emit_json, warn
 
 if TYPE_CHECKING:
     from continuity.store.lease import LeaseStatus
+    from continuity.sync.leases import Published
 
 lease_app = typer.Typer(
     help="The advisory writer lease: one writing computer at a time (exit 4 when another holds it).",
@@ -36,6 +37,15 @@ def _report(current: LeaseStatus, json_out: bool, extra: dict[str, object] | Non
         emit(current.line())
 
 
+def _publish(vault: Path, device: str, releasing: bool, removed: tuple[str, ...] = ()) -> Published:
+    """With a Git vault, push the lease change (exit 4 when another lease landed first); say when only local."""
+    from continuity.sync import leases
+
+    published = leases.publish(vault, device, releasing=releasing, removed=removed)
+    warn(f"note: {published.note}")
+    return published
+
+
 @lease_app.command()
 def acquire(
     ttl: Annotated[str, typer.Option(help=f"How long: 90s, 30m, 2h, 1h30m, 7d (at most {MAX_TTL_DAYS}d).")] = "2h",
@@ -47,7 +57,9 @@ def acquire(
 
     seconds = lease.parse_duration(ttl)
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
-    _report(writer.acquire_lease(ctx, seconds, task), json_out)
+    taken = writer.acquire_lease(ctx, seconds, task)
+    published = _publish(ctx.vault, ctx.device, releasing=False)
+    _report(lease.status(ctx.vault, ctx.device) if published.remote else taken, json_out)
 
 
 @lease_app.command()
@@ -72,6 +84,7 @@ def release(
     if force:
         _confirm_removal(lease.status(ctx.vault, ctx.device, ctx.clock()), yes)
     result = writer.release_lease(ctx, force)
+    _publish(ctx.vault, ctx.device, releasing=True, removed=tuple(item.rel for item in result.released))
     if not json_out:
         for item in result.released:
             emit(f"released device={item.device}")

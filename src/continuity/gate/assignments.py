@@ -9,6 +9,7 @@ something else. The scan starts from the keyword spans that `Doc.hits` found onc
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from continuity.gate import shapes
@@ -20,8 +21,11 @@ from continuity.gate.shapes import words
 # environment-like words may follow it (`api_key_prod` yes, `password_file` and `token_url` no).
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _PASSWORD_WORDS = words("password passwd pwd pass passphrase passcode pw")
-_SECRET_WORDS = _PASSWORD_WORDS | words(
-    "secret token apikey credential credentials creds secretkey privatekey accesskey authkey clientsecret"
+_PIN_WORDS = words("pin pincode")
+_SECRET_WORDS = (
+    _PASSWORD_WORDS
+    | _PIN_WORDS
+    | words("secret token apikey credential credentials creds secretkey privatekey accesskey authkey clientsecret")
 )
 _KEY_QUALIFIER_NOT = words(
     "primary foreign sort partition public pub idempotency cache map dict lookup unique composite row object s3 "
@@ -38,7 +42,7 @@ _BOOLEAN_LEADS = words("is has use no require show enable disable allow min max"
 
 @lru_cache(maxsize=512)
 def secret_name(name: str) -> str:
-    """Classify a name: "password", "key", "secret", or "" when it does not name a secret.
+    """Classify a name: "password", "pin", "key", "secret", or "" when it does not name a secret.
 
     The last secret word of the name decides; passwords are chosen by people, keys and secrets are
     generated, and the value checks differ accordingly."""
@@ -55,6 +59,8 @@ def secret_name(name: str) -> str:
             continue
         if words[0] in _BOOLEAN_LEADS or any(w in ("public", "pub", "publishable") for w in words):
             return ""
+        if word in _PIN_WORDS:
+            return "pin"
         if word in _PASSWORD_WORDS or joined in _PASSWORD_WORDS:
             return "password"
         return "key" if word == "key" else "secret"
@@ -62,7 +68,7 @@ def secret_name(name: str) -> str:
 
 
 _TAIL = (
-    r"[\"'\]*_]{0,4}[ \t]{0,8}(?P<op>:=|=>|==|!=|=|:(?!:)|(?<=[ \t])\|(?=[ \t]))[ \t*_]{0,8}"
+    r"[\"'\]*_]{0,4}[ \t]{0,8}(?P<op>:{1,3}=|[?+.]=|<-|=>|==|!=|=|:(?!:)|(?<=[ \t])\|(?=[ \t])|(?<=[\"']),)[ \t*_]{0,8}"
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{0,512})(?P=q)|(?P<uv>[^\s\"'`,;|]{1,512}))"
 )
 _FLAG_TAIL = r"[ \t]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\1|([^\s\"'`,;|&]{1,512}))"
@@ -83,10 +89,10 @@ def _assignments(doc: Doc) -> list[Candidate]:
         end = name_run.match(text, hit_end).end()  # type: ignore[union-attr]  # {0,64} always matches
         resume = end
         name = text[begin:end]
-        assigned = _assigned_after(text, end, flag=name.startswith("--"))
+        assigned = _assigned_after(text, begin, end, flag=name.startswith("--"))
         if assigned is None:
             continue
-        value, quoted, resume = assigned
+        value, quoted, after = assigned
         if name.lower() in _SECRET_WORDS or name.lower() == "key":
             begin, name = with_word_before(text, begin, name)  # "API key: …", "Stripe token = …"
         kind = secret_name(name)
@@ -94,6 +100,7 @@ def _assignments(doc: Doc) -> list[Candidate]:
             continue  # a SealedSecret's ciphertext is meant to be committed
         if kind and assigned_value_ok(value, quoted, kind):
             out.append((begin, "secret-assignment", value))
+            resume = after  # a rejected value may hold the next name (`key="DB_PASSWORD" value="…"`)
     return out
 
 
@@ -108,12 +115,13 @@ def with_word_before(text: str, begin: int, name: str) -> tuple[int, str]:
 
 
 _ANNOTATED_TAIL = (
-    r"[\"'\]]{0,2}[ \t]{0,4}:[ \t]{0,4}[A-Za-z_][A-Za-z0-9_.\[\], |]{0,60}?[ \t]{1,4}=(?!=)[ \t]{0,4}"
+    r"[\"'\]]{0,2}[ \t]{0,4}(?::[ \t]{0,4}|[ \t]{1,4}(?=[A-Za-z_*\[&]))[&*]?[A-Za-z_\[][A-Za-z0-9_.\[\], |]{0,60}?"
+    r"[ \t]{1,4}=(?!=)[ \t]{0,4}"
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\r\n]{0,512})(?P=q)|(?P<uv>[^\s\"'`,;]{1,512}))"
 )
 
 
-def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | None:
+def _assigned_after(text: str, begin: int, end: int, flag: bool) -> tuple[str, bool, int] | None:
     """(value, was it quoted, where it ends) when an assignment operator follows a name at `end`.
 
     Also reads through a type annotation (`password: str = "…"`, `val token: String = "…"`) and, for
@@ -121,17 +129,61 @@ def _assigned_after(text: str, end: int, flag: bool) -> tuple[str, bool, int] | 
     """
     ahead = text[end : end + 16].lstrip("\"']*_ \t")[:1]
     match = None
-    if ahead and ahead in ":=|":  # cheap test first: prose ("key points") has no operator here
-        match = rx(_ANNOTATED_TAIL).match(text, end) or rx(_TAIL).match(text, end)
+    if ahead and ahead in ":=|?+.<,":  # cheap test first: prose ("key points") has no operator here
+        match = rx(_TAIL).match(text, end)
+        if match is None or match.group("op") == ":" or (match.group("uv") or "")[:1] in "|>":
+            match = rx(_YAML_BLOCK).match(text, end) or rx(_ANNOTATED_TAIL).match(text, end) or match
+    elif ahead.isalpha() and "=" in text[end : end + 48]:  # a type, then the operator: `var token string = "…"`
+        match = rx(_ANNOTATED_TAIL).match(text, end)
+        match = match if match and match.group("q") else None
     if match and match.groupdict().get("op") not in ("==", "!="):
-        quoted = match.group("q") is not None
-        return (match.group("qv") if quoted else match.group("uv")), quoted, match.end()
+        value, quoted = _value_of(match)
+        if match.groupdict().get("op") == "," and not quoted:
+            return None  # `("NAME", "value")` is an argument list only with a quoted value
+        return value, quoted, match.end()
     if flag:
         match = rx(_FLAG_TAIL).match(text, end)
         if match:
             quoted = match.group(1) is not None
             return (match.group(2) if quoted else match.group(3)), quoted, match.end()
-    return None
+    following = text[end : end + 8].lstrip(" \t")[:1]
+    if following not in ('"', "'", ">", "\n", "\r"):
+        return None  # cheap test first: an attribute, a tag or a line break must follow
+    match = rx(_ATTRIBUTE_VALUE).match(text, end) or rx(_NEXT_LINE_VALUE).match(text, end)
+    if match is None:
+        return None
+    if match.group(0).startswith(">") and text[max(0, begin - 1) : begin] != "<":
+        return None  # `>` closes a tag only after `<name`
+    below = match.group(0).lstrip("\"' \t").startswith(("\n", "\r"))
+    if below and "name" not in text[text.rfind("\n", 0, begin) + 1 : begin]:
+        return None  # `value:` below belongs to a `- name:` entry only
+    value, quoted = _value_of(match)
+    return value, quoted, match.end()
+
+
+# `<add key="DB_PASSWORD" value="…" />`, `<property name="token" value="…"/>`: the value in an attribute.
+_ATTRIBUTE_VALUE = (
+    r"[\"'][ \t]{1,8}(?:value|content)[ \t]{0,2}=[ \t]{0,2}(?:(?P<q>[\"'])(?P<qv>[^\"'\r\n]{1,512})(?P=q))(?P<uv>)"
+)
+# `<apiToken>` then the value on its own line (or on the same one) and `</apiToken>`; a Kubernetes
+# `- name: API_TOKEN` with its `value:` on the next line.
+_NEXT_LINE_VALUE = (
+    r"(?:>[ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?P<uv>[^<\s]{1,512})[ \t]{0,8}(?:\r?\n[ \t]{0,32})?</"
+    r"|[\"']?[ \t]{0,4}\r?\n[ \t]{0,32}value[ \t]{0,2}:[ \t]{0,4}"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\r\n]{1,512})(?P=q)|(?P<uv2>[^\s\"']{1,512})))"
+)
+# A YAML block scalar: `token: |` and the value indented on the next line.
+_YAML_BLOCK = (
+    r"[\"']?[ \t]{0,4}:[ \t]{0,4}[|>][-+]?[ \t]{0,8}\r?\n[ \t]{1,32}(?P<uv>[^\s\"'`]{8,512})[ \t]{0,8}(?=\r?\n|$)"
+)
+
+
+def _value_of(match: re.Match[str]) -> tuple[str, bool]:
+    """(value, was it quoted) from a match of one of the tails above."""
+    groups = match.groupdict()
+    if groups.get("q"):
+        return groups["qv"] or "", True
+    return groups.get("uv") or groups.get("uv2") or "", False
 
 
 # Quoted words that are schema types or form-field names, not passwords.
@@ -140,15 +192,22 @@ SCHEMA_WORDS = words("string text password hidden required optional secret numbe
 
 def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     """Is the value assigned to a secret-named key a literal secret (not a reference or a filler)?"""
-    password = kind == "password"
+    password = kind in ("password", "pin")
     value = value.strip()
     if not quoted:
         value = value.rstrip(".)]}")
-    if len(value) < (6 if password else 8) or value.lower() in shapes.PLACEHOLDER_VALUES:
+    if value.isdigit():  # a label that says password or PIN leaves no doubt about a number
+        return password and shapes.secret_digits(value, 4 if kind == "pin" else 6)
+    if len(value) < 6 or value.lower() in shapes.PLACEHOLDER_VALUES:
         return False
     if value[0] in "$%" or (not quoted and value[0] in "!&@#|>*"):
         return False  # a reference, a format string, a YAML tag, anchor or block, a comment
-    if shapes.is_placeholder(value) or "://" in value or shapes.env_name(value) or value.startswith("-----BEGIN"):
+    if (
+        shapes.filler(value)
+        or value.startswith((*shapes.PUBLIC_PREFIXES, "-----BEGIN"))
+        or "://" in value
+        or shapes.env_name(value)
+    ):
         return False  # (a key block is the private-key detector's, which reads its body)
     if not quoted and any(c in value for c in "()[]{}"):
         return False  # code: a call, an index, a type
@@ -166,12 +225,15 @@ def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
             and value.islower()
             and value not in SCHEMA_WORDS
         )
-    if not quoted and rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value):
-        return False  # attribute access in code: settings.DB_PASSWORD
+    attribute = not quoted and rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value)
+    if attribute and not any(shapes.token_like(part) for part in value.split(".")):
+        return False  # attribute access in code: settings.DB_PASSWORD (not Vault's `s.<token>`)
     if path_like(value) or rx(r"[^@\s]+@[A-Za-z0-9-]+\.[A-Za-z.]+$").match(value):
         return False  # a path or an e-mail address
     if password:
         return shapes.char_classes(value) >= 2 or shapes.looks_random(value, 12)
+    if len(value) < 12:  # short: mixed case and digits, as generators make them, not a word
+        return shapes.char_classes(value) >= 3 and not shapes.wordy(value) and shapes.shannon_entropy(value) >= 2.5
     if kind == "key":
         return shapes.token_like(value)
     return (shapes.char_classes(value) >= 3 and len(value) >= 8) or shapes.token_like(value)

@@ -20,7 +20,7 @@ from continuity.gate.structures import credential_ok
 
 # "The password is …", "pw for staging: …", "the API token is …": secrets written in sentences.
 _SENTENCE = (
-    r"(pass(?:word|phrase|code)?|pwd|pw|token|api[ _-]?key|secret|key)\b"
+    r"(pass(?:word|phrase|code)?|pwd|pw|pin|token|api[ _-]?key|secret|key)\b"
     r"([ \t]{1,4}(?:for|to|of|on|at)[ \t]{1,4}[^.\n:=!?]{1,60}?|[ \t]{0,4}\([^)\n]{1,40}\))?"
     r"[ \t]{0,4}([ \t]is|[ \t]was|[ \t]remains|[ \t]will[ \t]be|[ \t](?:set|changed|reset)[ \t]to|=|:|->|→|—|–|[ \t]-)"
     r"[ \t]{1,4}(?:now[ \t]{1,4}|still[ \t]{1,4}|set[ \t]to[ \t]{1,4}|just[ \t]{1,4}|simply[ \t]{1,4})?"
@@ -44,16 +44,22 @@ def _sentences(doc: Doc) -> list[Candidate]:
         if op in (":", "=") and clause is None:
             continue
         password = keyword.lower().startswith("p")
-        if password and (_spoken_password_ok(value, bool(quote)) or run_together(value.rstrip(".,;:!?)]"))):
+        pin = keyword.lower() == "pin"
+        words = rx(r"[a-z]{3,12}(?: [a-z]{3,12}){4,11}").match(text, match.start(5)) if password else None
+        if words and passphrase_like(words.group(0), 5):  # "the passphrase is maple otter cobalt quartz falcon"
+            out.append((match.start(), "password-sentence", words.group(0)))
+        elif password and (_spoken_password_ok(value, bool(quote), pin) or run_together(value.rstrip(".,;:!?)]"))):
             out.append((match.start(), "password-sentence", value))
         elif not password and _spoken_token_ok(value):
             out.append((match.start(), "secret-sentence", value))
     return out
 
 
-def _spoken_password_ok(value: str, quoted: bool) -> bool:
+def _spoken_password_ok(value: str, quoted: bool, pin: bool = False) -> bool:
     """A password named in prose: quoted, or not a plain word (prose says "is stored", "is rotated")."""
     value = value.rstrip(".,;:!?)]") if not quoted else value
+    if value.isdigit():
+        return shapes.secret_digits(value, 4 if pin else 6)
     if len(value) < 6 or value.lower() in shapes.PLACEHOLDER_VALUES or value.lower() in SCHEMA_WORDS:
         return False
     if value[0] in "$%<{/" or "://" in value or shapes.env_name(value) or shapes.is_placeholder(value):
@@ -153,7 +159,11 @@ def _prose_forms(doc: Doc) -> list[Candidate]:
         if not all(any(word in lowered for word in group) for group in gate):
             continue
         compiled, haystack = doc.caseless(pattern)
-        for match in compiled.finditer(haystack):
+        # The English sentence forms hold their `password` on the line they match: only lines with a
+        # keyword are searched, not the whole note.
+        spans = doc.hit_lines if detector == "password-sentence" and "pass" in gate[0] else [(0, 0, len(haystack))]
+        matches = (match for _, start, end in spans for match in compiled.finditer(haystack, start, end))
+        for match in matches:
             quote, value = match.group(1), doc.text[match.start(2) : match.end(2)]
             if detector in ("netrc-password", "cli-password"):
                 ok = credential_ok(value) and value[0] not in "$<{" and not rx(r"[0-9:.]+").fullmatch(value)

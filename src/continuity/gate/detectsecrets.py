@@ -8,6 +8,7 @@ SoftLayer, Cloudant), and only the matching lines go to it.
 from __future__ import annotations
 
 from continuity.gate.doc import Candidate, Doc, rx
+from continuity.gate.shapes import filler
 
 # Plugins whose formats the project's own rules do not cover; everything else is ours, so the heavy
 # import is paid only for the rare line that names one of these services.
@@ -56,21 +57,23 @@ def candidates(doc: Doc) -> list[Candidate]:
     if not wanted:
         return []
     lines = [(number, doc.lines[number - 1].rstrip("\r")) for number in sorted(wanted)]
-    return [(doc.starts[number - 1], detector, value) for number, detector, value in detect_secrets_scan(lines)]
+    found = detect_secrets_scan(lines)
+    return [(doc.starts[number - 1], detector, value) for number, detector, value in found if not filler(value)]
 
 
 def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
-    """Run detect-secrets' line plugins on in-memory lines: (line number, detector id, value).
+    """Run detect-secrets' plugins on in-memory lines: (line number, detector id, value).
 
-    Uses `detect_secrets.core.scan._process_line_based_plugins`, the private loop behind `scan_file`
-    (pinned to detect-secrets 1.5.0; tests exercise it), inside `transient_settings` so the process-wide
-    settings are restored afterwards. Its heuristic filters are off: they drop real secrets, and the
-    project's own placeholder checks run on our rules instead. Each line is scanned alone, so a
+    Uses `detect_secrets.core.scan.scan_line`, the public entry point behind `detect-secrets scan
+    --string` (present from 1.0 on; the range in pyproject starts at 1.4, the first release with the
+    Discord plugin), inside `transient_settings` so that the process-wide settings, which `scan_line`
+    itself adjusts, are restored afterwards. Heuristic filters are off: they drop real secrets, and
+    the project's own placeholder checks run on our rules instead. Each line is scanned alone, so a
     plugin's context is that line. Not thread-safe: detect-secrets' settings are process-wide.
     """
     if not lines:
         return []
-    from detect_secrets.core.scan import _process_line_based_plugins
+    from detect_secrets.core.scan import scan_line
     from detect_secrets.settings import transient_settings
 
     config = {
@@ -80,7 +83,7 @@ def detect_secrets_scan(lines: list[tuple[int, str]]) -> list[tuple[int, str, st
     out: list[tuple[int, str, str]] = []
     with transient_settings(config):
         for number, line in lines:
-            for secret in _process_line_based_plugins(lines=[(1, line)], filename="note.md"):
+            for secret in scan_line(line):
                 value = secret.secret_value or ""
                 detector = _DS_DETECTORS.get(secret.type, "detect-secrets")
                 out.append((number, detector, value))

@@ -43,7 +43,8 @@ class Doc:
 
     @property
     def hits(self) -> list[tuple[int, int]]:
-        """Spans of secret keywords (pass, pwd, pw, secret, token, key, credential, creds), any case.
+        """Spans of secret keywords (pass, pwd, pw, secret, token, key, credential, creds, and PIN as a
+        word of its own: `pin`, not `pinned` or `opinion`), any case.
 
         Searched in the lower-cased text when lower-casing kept every offset (always for ASCII),
         otherwise case-blind in the text itself; either way the spans are offsets into `text`.
@@ -55,6 +56,11 @@ class Doc:
             else:
                 found = shapes.compiled(words, re.IGNORECASE).finditer(self.text)
             self._hits = [m.span() for m in found]
+            if "pin" in self.lowered:  # rare as a word: its own search only when the letters occur
+                # A literal start, the character before checked here: a look-behind would be tried everywhere.
+                pin, haystack = self.caseless(r"pin(?:code)?(?![a-z])")
+                spans = [m.span() for m in pin.finditer(haystack) if not haystack[m.start() - 1 : m.start()].isalpha()]
+                self._hits = sorted(self._hits + spans) if spans else self._hits
         return self._hits
 
     @property

@@ -72,7 +72,7 @@ def _bare_verb(name: str) -> bool:
 
 def labelled_token_ok(value: str) -> bool:
     """A generated value after a label that names a secret: long, random, not a path or an example."""
-    if len(value) < 24 or shapes.is_placeholder(value) or shapes.is_sequential(value) or shapes.env_name(value):
+    if len(value) < 24 or shapes.filler(value) or shapes.env_name(value) or value.startswith(shapes.PUBLIC_PREFIXES):
         return False
     if rx(r"[^.]{1,200}\.[a-z]{2,5}").fullmatch(value):
         return False  # a file or host name

@@ -4,15 +4,20 @@ Private notes are where people paste credentials, so every source is scanned bef
 shown. A finding names the line, a stable detector id and a short fingerprint (a SHA-256 prefix of the
 value), never the value itself, so a notice, a log line or an exception can never leak what it found.
 
-Detectors: token formats with their prefixes (`secret_rules`); private key blocks, service-account
-JSON, credentials in URLs and `curl -u`, `Authorization` headers, Kubernetes Secrets, session
-cookies and Sentry DSNs (`secret_structures`); secret-named assignments in ENV, YAML, JSON, TOML
-and code (`secret_assignments`); passwords in sentences and shapes near a service's name such as
-AWS, Twilio, Mailgun (`secret_context`); values that a label names without an operator, on the line
-below it or in a table column (`secret_labels`); private key bodies without their armour and
-payment card numbers, which prove what they are by their own structure (`secret_values`); and
-detect-secrets for the few formats it knows that we do not (`detectsecrets`). All of them
-read one `secret_doc.Doc`; this module runs them and turns what they return into findings.
+Detectors: token formats with their prefixes, found with or without a label (`rules`, over the
+table in `formats`); private key blocks, service-account JSON, credentials in URLs and `curl -u`,
+`Authorization` headers, Kubernetes Secrets, session cookies and Sentry DSNs (`structures`);
+secret-named assignments in the forms of the common languages and config formats, from ENV and YAML
+to Go's `var x string =`, Makefile's `::=` and an XML element's next line (`assignments`); passwords,
+passphrases and PINs in sentences, and shapes near a service's name such as AWS, Twilio, Mailgun
+(`context`); values that a label names without an operator, on the line below it or in a table
+column (`labels`); private key bodies without their armour and payment card numbers, which prove
+what they are by their own structure (`values`); client and access ids under a service's name
+(`services`); base64 that decodes to a JWT or a private key (`encoded`); and detect-secrets, through
+its public API, for the few formats it knows that we do not (`detectsecrets`). All of them read one
+`doc.Doc`; this module runs them and turns what they return into findings. Every detector turns
+away fillers and documented examples (`xxxx`, `0123…`, EXAMPLE) unless a checksum proves the value
+was issued.
 
 Cost matters because this runs on the session-start hook's cold path, where a clean prose note is the
 common case. Every detector is gated by literal substrings (C-speed `in`) before any expression runs;
@@ -30,8 +35,10 @@ from continuity.gate import (
     assignments as secret_assignments,
     context as secret_context,
     detectsecrets,
+    encoded as secret_encoded,
     labels as secret_labels,
     rules,
+    services as secret_services,
     structures as secret_structures,
     values as secret_values,
 )
@@ -193,5 +200,7 @@ _FINDERS = (
     *secret_context.FINDERS,
     *secret_labels.FINDERS,
     *secret_values.FINDERS,
+    *secret_services.FINDERS,
+    *secret_encoded.FINDERS,
     detectsecrets.candidates,
 )

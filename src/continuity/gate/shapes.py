@@ -60,11 +60,30 @@ def shannon_entropy(value: str) -> float:
 
 
 def is_placeholder(value: str) -> bool:
-    """True for fillers and references people write instead of a secret (and for long repeats)."""
+    """True for fillers and references people write instead of a secret (and for long repeats).
+
+    A run of `A` is base64 for zero bytes, which real binary tokens begin with (Twitter's bearer
+    tokens, Dropbox's long-lived ones): in a long value it is no filler when the rest looks generated.
+    """
     lowered = value.lower()
     if any(mark in lowered for mark in PLACEHOLDER_MARKS):
         return True
-    return compiled(r"(.)\1{5}", re.DOTALL).search(lowered) is not None
+    if compiled(r"(.)\1{5}", re.DOTALL).search(lowered) is None:
+        return False
+    rest = compiled("A{6,}").sub("", value) if len(value) >= 40 else value
+    return rest == value or len(rest) < 24 or compiled(r"(.)\1{5}", re.DOTALL).search(rest.lower()) is not None
+
+
+# Keys that are public by design, whatever label they stand under (Stripe's publishable keys).
+PUBLIC_PREFIXES = ("pk_live_", "pk_test_")
+
+
+def filler(token: str) -> bool:
+    """A token of a known format whose material is a filler: marked (`EXAMPLE`, `xxxx`), or counting
+    up (`0123…`, `abcd…`) in its longest piece, as documentation writes them."""
+    if is_placeholder(token):
+        return True
+    return is_sequential(max(compiled(r"[._:\-|/+=~]").split(token), key=len))
 
 
 def is_sequential(value: str) -> bool:
@@ -80,7 +99,18 @@ def looks_random(value: str, min_len: int = 16) -> bool:
     """A body that could be generated key material: long enough, varied, not a filler."""
     if len(value) < min_len or is_placeholder(value) or is_sequential(value):
         return False
+    if len(value) >= 40 and "AAAAAA" in value:
+        value = compiled("A{6,}").sub("", value)  # zero bytes in base64: judge the rest
     return shannon_entropy(value) >= min(3.0, math.log2(len(value)) * 0.6)
+
+
+def secret_digits(value: str, least: int = 6) -> bool:
+    """A number that a password or PIN label names: long enough, not a pattern, not a year or a date."""
+    if not value.isdigit() or not least <= len(value) <= 16:
+        return False
+    if len(set(value)) < 3 or is_sequential(value) or is_placeholder(value):
+        return False
+    return not (len(value) in (4, 8) and value[:2] in ("19", "20"))
 
 
 def char_classes(value: str) -> int:

@@ -26,7 +26,7 @@ _PEM_BODY = (
 )
 
 
-def _private_keys(doc: Doc) -> list[Candidate]:
+def private_keys(doc: Doc) -> list[Candidate]:
     text = doc.text
     out: list[Candidate] = []
     if "PRIVATE KEY" in text:
@@ -99,7 +99,7 @@ def credential_ok(password: str) -> bool:
     """A password in a URL or `curl -u` that is a value, not a reference or a filler."""
     if password.lower() in _URL_PASSWORD_WORDS or password[0] in "$%*":
         return False
-    if shapes.is_placeholder(password) or set(password) <= {"*", "x", "X", ".", "-", "_"}:
+    if shapes.filler(password) or set(password) <= {"*", "x", "X", ".", "-", "_"}:
         return False
     if password.isdigit() and len(password) <= 5:
         return False  # a port, or a uid:gid pair
@@ -124,9 +124,10 @@ def _auth_headers(doc: Doc) -> list[Candidate]:
     text = doc.text
     out: list[Candidate] = []
     if "earer" in text:
-        for match in rx(r"[Bb]earer[ \t]{1,8}([A-Za-z0-9._~+/=-]{16,4096})").finditer(text):
+        # `%`: Twitter's bearer tokens come URL-encoded (`%2B`, `%3D`) after a run of `A`.
+        for match in rx(r"[Bb]earer[ \t]{1,8}([A-Za-z0-9._~+/=%-]{16,4096})").finditer(text):
             value = match.group(1)
-            pieces = rx(r"[._~+/=-]").split(value)
+            pieces = rx(r"%[0-9A-Fa-f]{2}|[._~+/=%-]").split(value)
             if shapes.token_like(max(pieces, key=len)) or (shapes.token_like(value) and len(value) >= 24):
                 out.append((match.start(), "bearer-token", value))
     if "asic " in text:
@@ -283,7 +284,7 @@ def _kubernetes_secrets(doc: Doc) -> list[Candidate]:
 
 # What `secrets.scan_text` runs from this module (findings are sorted, so the order does not matter).
 FINDERS = (
-    _private_keys,
+    private_keys,
     _service_accounts,
     _url_credentials,
     _curl_credentials,

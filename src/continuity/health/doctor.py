@@ -38,6 +38,7 @@ from continuity.brief import render, sources
 from continuity.errors import ContinuityError, NotConnected, NoteError
 from continuity.health import outbox_paths
 from continuity.health.report import Check, Report, check
+from continuity.health.sync_state import sync_checks
 from continuity.local import connection
 from continuity.local.connection import Connection
 from continuity.local.repo import find_repo_root
@@ -396,4 +397,4 @@ def _mcp_servers(ctx: Context) -> list[Check]:
     return mcp_servers.checks(ctx.conn.repo or find_repo_root(ctx.cwd), ctx.environ)
 
 
-PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _hook_python, _project_identity, _mcp_servers])
+PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _hook_python, _project_identity, _mcp_servers, sync_checks])

@@ -70,9 +70,9 @@ def wanted_entry(harness: str, scope: str) -> dict[str, Any]:
         command, args = sys.executable, ["-m", "continuity", "mcp"]
     else:
         command, args = "lifecycle", ["mcp"]
-    if harness == CODEX:
+    if harness == CODEX:  # the server's default harness: whose startup receipts its meter counts
         return {"command": command, "args": args, "startup_timeout_sec": limits.MCP_STARTUP_TIMEOUT_SECONDS}
-    return {"type": "stdio", "command": command, "args": args}
+    return {"type": "stdio", "command": command, "args": [*args, "--harness", harness]}
 
 
 def is_ours(entry: object) -> bool:
@@ -81,9 +81,10 @@ def is_ours(entry: object) -> bool:
         return False
     args = entry.get("args")
     command = str(entry.get("command", ""))
-    if not isinstance(args, list) or not args or args[-1] != "mcp":
+    if not isinstance(args, list) or "mcp" not in args:
         return False
-    return Path(command).stem == "lifecycle" or args[:2] == ["-m", "continuity"]
+    before = args[: args.index("mcp")]
+    return (Path(command).stem == "lifecycle" and not before) or before == ["-m", "continuity"]
 
 
 def _read(path: Path) -> str | None:

@@ -1,0 +1,83 @@
+"""The writer lease made exclusive by the remote: a compare-and-swap on the branch.
+
+With a Git vault, `lease acquire` writes this device's lease file as it always did, then commits just
+that file and this device's journal, fetches, integrates and pushes. A push only succeeds when the
+remote's `main` is still the commit this computer integrated, so between two computers racing for
+the lease the later push fails, fetches, and then sees the other's lease: it withdraws its own
+(removes the file, journals `lease.release`, pushes that) and exits 4. Hence the guarantee, as the
+remote records it: **at most one device has an unexpired lease at the tip of `main`**, for every
+computer whose clock is right and that acquires through `lifecycle`.
+
+Its limits: expiry is judged by each computer's own clock, so a clock that runs behind keeps an
+expired lease alive for it and one that runs ahead takes over early; a computer that is offline
+when it acquires holds a lease that only it knows about (the command says so), and one that never
+syncs is never stopped by anybody's lease; a person's own `git push` bypasses all of it. Release
+pushes the removal the same way; offline, it is only local until the next sync.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from continuity.errors import LeaseHeld
+from continuity.store import journal, lease
+from continuity.sync import engine
+from continuity.sync.git import REMOTE, Git, is_git_vault
+from continuity.vault import access
+
+
+@dataclass(frozen=True)
+class Published:
+    remote: bool  # True when the remote's branch now records this computer's lease state
+    note: str
+
+
+def has_remote(vault: Path, device: str) -> bool:
+    if not is_git_vault(vault):
+        return False
+    return Git(vault, device).probe(["config", "--get", f"remote.{REMOTE}.url"]).returncode == 0
+
+
+def publish(
+    vault: Path,
+    device: str,
+    *,
+    releasing: bool = False,
+    removed: tuple[str, ...] = (),
+    now: dt.datetime | None = None,
+) -> Published:
+    """Push this device's lease file (or its removal, and `removed`: lease files `release --force` deleted);
+    LeaseHeld when another's lease landed first."""
+    if not has_remote(vault, device):
+        return Published(False, "the lease is only local: this vault has no Git remote")
+    lost: list[lease.Lease] = []
+
+    def withdraw_if_foreign(_git: Git) -> bool:
+        if releasing:
+            return False
+        seen = lease.status(vault, device, now)
+        own = seen.own()
+        if seen.state != "foreign" or seen.lease is None:
+            return False
+        lost.append(seen.lease)
+        if own is not None:
+            lease.remove_lease_file(vault, own.rel)
+            journal.append(
+                vault / access.journal(device), device, "lease.release", None, own.rel, None, lease.utcnow(now)
+            )
+        return True
+
+    only = {lease.lease_rel(device), access.journal(device), *removed}
+    result = engine.sync(vault, device, now=now, only=only, after_integrate=withdraw_if_foreign)
+    if lost:
+        other = lost[0]
+        raise LeaseHeld(
+            f"device {other.device} took the writer lease first (until {other.expires:%Y-%m-%dT%H:%M:%SZ}, as the "
+            "remote records it); this computer's lease was withdrawn"
+        )
+    if result.offline:
+        return Published(False, f"the lease is only local: the remote could not be reached ({result.offline})")
+    word = "removal of the lease" if releasing else "lease"
+    return Published(True, f"the remote records this {word}; other computers see it at their next sync")
