@@ -12,8 +12,11 @@ Reported as medians, beside the bare interpreter (`python -I -S -c pass`) measur
 * `imports`: a process that only imports what the server imports before it answers (the SDK and
   typer) and leaves: the floor under `start`;
 * `recall in process`: the server's `recall` tool in process (`Session.call`, the handler the
-  protocol dispatches to, a fresh session each time so the allowance never runs out) with a current
-  index, over bench_recall's rotation of queries. Target: at most 10 ms at 10,000 notes;
+  protocol dispatches to, one session whose inotify watcher stays armed, a fresh meter each time so
+  the allowance never runs out) with a current index, over bench_recall's rotation of queries.
+  Target: at most 10 ms at 10,000 notes;
+* `no watcher`: the same with the session's watcher off (`watch=False`), so every call walks and
+  stats the warm folders: what a platform without inotify gets;
 * `search.recall`: the library call alone, as `lifecycle recall` makes it, for comparison;
 * `recall round trip`: the same tool through an open stdio session, with a term no note holds (so
   the session's allowance is not spent and every sample does the index check and the query).
@@ -113,17 +116,23 @@ def round_trip_ms(repo: Path, repeat: int) -> float:
     return statistics.median(times) * 1000
 
 
-def in_process_ms(repo: Path, repeat: int) -> float:
+def in_process_ms(repo: Path, repeat: int, *, watch: bool = True) -> float:
+    """One session for every call (so its watcher stays armed, as in a real server), a fresh meter
+    each time so the allowance never runs out; `watch=False` is the walk at every call."""
     rotation = iter(range(10**9))
+    session = Session(repo, Meter("main", "codex", dt.datetime.now(dt.timezone.utc), list), "codex", watch=watch)
 
     def one() -> None:
-        meter = Meter("main", "codex", dt.datetime.now(dt.timezone.utc), list)
+        session.meter = Meter("main", "codex", dt.datetime.now(dt.timezone.utc), list)
         terms = " ".join(QUERIES[next(rotation) % len(QUERIES)])
-        outcome = Session(repo, meter, "codex").call("recall", {"terms": terms})
+        outcome = session.call("recall", {"terms": terms})
         assert not outcome.is_error, outcome.text
 
     os.environ.pop("AGENT_VAULT_CONNECTION", None)
-    return median_ms(one, repeat * len(QUERIES))
+    try:
+        return median_ms(one, repeat * len(QUERIES))
+    finally:
+        session.close()
 
 
 def library_ms(vault: Path, repeat: int) -> float:
@@ -157,18 +166,22 @@ def main() -> None:
             os.environ[name] = str(work / sub)
         bare = bare_ms(args.repeat)
         imports = imports_ms(args.repeat)
-        print("notes | start | start/bare | imports | recall in process | search.recall | recall round trip | bare py")
+        print(
+            "notes | start | start/bare | imports | recall in process | no watcher | search.recall"
+            " | recall round trip | bare py"
+        )
         for total in sizes:
             vault = work / f"vault-{total}"
             make_vault(vault, total)
             repo = checkout(work, vault)
             process = in_process_ms(repo, args.repeat)  # builds the index first (its warm-up)
+            unwatched = in_process_ms(repo, args.repeat, watch=False)
             start = start_ms(repo, args.repeat)
             library = library_ms(vault, args.repeat)
             trip = round_trip_ms(repo, args.repeat)
             print(
                 f"{total:5d} | {start:5.0f} | {start / bare:9.1f}x | {imports:7.0f} | {process:17.2f} | "
-                f"{library:13.2f} | {trip:17.2f} | {bare:7.1f}"
+                f"{unwatched:10.2f} | {library:13.2f} | {trip:17.2f} | {bare:7.1f}"
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -101,6 +101,8 @@ RECALL_MAX_FOLDER_DEPTH = 8
 RECALL_INDEX_BUSY_TIMEOUT_SECONDS = 30.0
 # A note that changes while it is being served sends the search round again at most this many times.
 RECALL_MAX_ATTEMPTS = 3
+# One non-blocking read of the server's inotify queue (recall/watch.py); a fuller queue takes more reads.
+RECALL_WATCH_READ_BYTES = 64 * KIB
 # BM25 weight of each indexed field: id, aliases, tags, title, body, parts of mixed-case identifiers.
 RECALL_BM25_WEIGHTS = (5.0, 4.0, 3.0, 3.0, 1.0, 1.0)
 

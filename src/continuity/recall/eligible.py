@@ -23,6 +23,7 @@ from __future__ import annotations
 import marshal
 import os
 import stat
+from collections.abc import Callable
 from hashlib import blake2b, sha256
 from pathlib import Path
 from typing import NamedTuple
@@ -47,6 +48,7 @@ class StatKey(NamedTuple):
 
 
 Listing = dict[str, tuple[int, int, int]]  # vault-relative path -> (size, mtime_ns, ctime_ns), as StatKey
+Enter = Callable[[str], None]  # told of each folder (vault-relative) just before the walk lists it
 
 
 class Row(NamedTuple):
@@ -199,10 +201,12 @@ def _open_folder(root: Path, rel_dir: str) -> int | None:
     return fd
 
 
-def _walk(where: int | str, rel_dir: str, depth: int, out: Listing) -> None:
+def _walk(where: int | str, rel_dir: str, depth: int, out: Listing, enter: Enter | None) -> None:
     """Add the regular `*.md` files under one folder: an open descriptor (names are looked up in it)
     or, where the platform cannot list a descriptor, a path. Entries are used as the listing yields
     them rather than gathered first, which spares allocating 10,000 of them at once."""
+    if enter is not None:
+        enter(rel_dir)
     try:
         with os.scandir(where) as listing:
             for entry in listing:
@@ -213,7 +217,7 @@ def _walk(where: int | str, rel_dir: str, depth: int, out: Listing) -> None:
                     # The entry's type comes from the listing itself; only Markdown files cost a stat call.
                     if entry.is_dir(follow_symlinks=False):
                         if depth < limits.RECALL_MAX_FOLDER_DEPTH:
-                            _descend(where, entry, f"{rel_dir}/{name}", depth + 1, out)
+                            _descend(where, entry, f"{rel_dir}/{name}", depth + 1, out, enter)
                         continue
                     if not name.endswith(".md"):
                         continue
@@ -226,29 +230,33 @@ def _walk(where: int | str, rel_dir: str, depth: int, out: Listing) -> None:
         return
 
 
-def _descend(where: int | str, entry: os.DirEntry[str], rel_dir: str, depth: int, out: Listing) -> None:
+def _descend(
+    where: int | str, entry: os.DirEntry[str], rel_dir: str, depth: int, out: Listing, enter: Enter | None
+) -> None:
     if isinstance(where, str):
-        _walk(entry.path, rel_dir, depth, out)
+        _walk(entry.path, rel_dir, depth, out, enter)
         return
     child = os.open(entry.name, _DIR_FLAGS, dir_fd=where)  # a link swapped in since then fails here
     try:
-        _walk(child, rel_dir, depth, out)
+        _walk(child, rel_dir, depth, out, enter)
     finally:
         os.close(child)
 
 
-def scan(root: Path, device: str, *, by_fd: bool = _BY_FD) -> Listing:
-    """Every regular `*.md` file recall may serve, with its stat key (links and hidden names skipped)."""
+def scan(root: Path, device: str, *, by_fd: bool = _BY_FD, enter: Enter | None = None) -> Listing:
+    """Every regular `*.md` file recall may serve, with its stat key (links and hidden names skipped).
+
+    `enter` (the server's watcher) is told of every folder the walk enters before it is listed."""
     found: Listing = {}
     for folder in warm_folders(device):
         if not by_fd:
             if _real_folder(root, folder):
-                _walk(str(root / folder), folder, 1, found)
+                _walk(str(root / folder), folder, 1, found, enter)
             continue
         fd = _open_folder(root, folder)
         if fd is not None:
             try:
-                _walk(fd, folder, 1, found)
+                _walk(fd, folder, 1, found, enter)
             finally:
                 os.close(fd)
     return found

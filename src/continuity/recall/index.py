@@ -16,7 +16,9 @@ change that kept size and times is caught before it is shown.
 Each refresh commits, with the rows, a fingerprint of the listing they mirror (`meta` key `listing`),
 so a search over an unchanged vault compares one digest instead of reading every row back; any
 difference (a change, or only another order of the same entries) means the full comparison above.
-Re-reading one note outside a refresh drops the fingerprint.
+Re-reading one note outside a refresh drops the fingerprint. A long-lived process (the MCP server)
+passes a `recall.watch.Watcher`: while the kernel reported nothing the walk could see and the stored
+fingerprint is still the one its last refresh committed, even the walk is skipped.
 
 Search. FTS5 ranks every match by BM25 from the full-text index alone; the rows of the notes (their
 bodies above all) are read in rank order, only as far as the caller goes, and filtered by scope there.
@@ -37,10 +39,13 @@ import unicodedata
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from continuity import limits
 from continuity.recall.eligible import Row, StatKey, digest_of, listing_digest, read_row, scan, sha256_hex
+
+if TYPE_CHECKING:  # only the server holds a watcher: the command line never imports ctypes for it
+    from continuity.recall.watch import Watcher
 
 SCHEMA_VERSION = 2
 FIELDS = ("id", "aliases", "tags", "title", "body", "parts")
@@ -97,6 +102,7 @@ class Refreshed:
     touched: int  # files whose stat key changed but whose bytes did not
     removed: int
     compared: bool = field(default=True, compare=False)  # False: the listing's fingerprint matched
+    walked: bool = field(default=True, compare=False)  # False: the watcher vouched for the listing
 
 
 def cache_dir() -> Path:
@@ -149,11 +155,22 @@ class Index:
         found = self.db.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
         return None if found is None else str(found[0])
 
-    def refresh(self) -> Refreshed:
-        """Bring the index in line with the vault: read what changed, drop what is gone."""
-        seen = scan(self.root, self.device)
+    def refresh(self, watcher: Watcher | None = None) -> Refreshed:
+        """Bring the index in line with the vault: read what changed, drop what is gone.
+
+        With a `watcher` (a long-lived process's), the walk itself is skipped when the watcher saw
+        nothing change since the last full refresh and the index still holds the listing that refresh
+        committed (another process may have rebuilt or emptied it); otherwise the watcher is armed
+        again as the walk goes, and remembers the listing once it is committed."""
+        if watcher is not None:
+            if watcher.unchanged() and watcher.fingerprint == self._fingerprint():
+                return Refreshed(0, 0, 0, compared=False, walked=False)
+            watcher.arm()
+        seen = scan(self.root, self.device, enter=None if watcher is None or not watcher.usable else watcher.enter)
         fingerprint = listing_digest(seen)
         if fingerprint == self._fingerprint():  # the common case: nothing was added, removed or changed
+            if watcher is not None:
+                watcher.fingerprint = fingerprint
             return Refreshed(0, 0, 0, compared=False)
         with self._writing():
             rows = self._rows()  # inside the lock: another process may have refreshed while we waited
@@ -179,6 +196,8 @@ class Index:
                 read += 1
             # The rows now mirror exactly this listing; committed with them, so the two never disagree.
             self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('listing', ?)", (fingerprint,))
+        if watcher is not None:
+            watcher.fingerprint = fingerprint  # committed: the next search may trust the watcher
         return Refreshed(read, touched, len(gone))
 
     def reindex(self, rel: str) -> None:

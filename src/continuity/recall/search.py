@@ -33,12 +33,15 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from continuity import limits
 from continuity.errors import ContinuityError, UsageError
 from continuity.recall.index import Hit, Index, busy, discard, open_index
 from continuity.recall.terms import Term, match_expression, parse_terms
+
+if TYPE_CHECKING:
+    from continuity.recall.watch import Watcher
 
 AUDIENCES = {"main": limits.RECALL_MAIN_ALLOWANCE_BYTES, "subagent": limits.RECALL_SUBAGENT_ALLOWANCE_BYTES}
 STOPPED = ("limit", "allowance", "exhausted")
@@ -219,11 +222,13 @@ def recall(
     today: dt.date | None = None,
     use_cache: bool = True,
     allowance: int | None = None,
+    watcher: Watcher | None = None,
 ) -> Recall:
     """Search the approved warm notes of `root` for `raw_terms` (see the module's docstring).
 
     `allowance` narrows the audience's allowance to what a caller has left of a larger budget (the MCP
-    server's per-session meter); it never widens it.
+    server's per-session meter); it never widens it. `watcher` (the server's, for this `root` and
+    `device`) lets the index skip its walk when the kernel saw nothing change (`recall.watch`).
     """
     if audience not in AUDIENCES:
         raise UsageError(f"--for must be one of {', '.join(AUDIENCES)}")
@@ -239,7 +244,7 @@ def recall(
     try:
         for _attempt in range(limits.RECALL_MAX_ATTEMPTS):
             try:
-                index.refresh()
+                index.refresh(watcher)
                 chosen = _choose(index, expression, project, device, limit, allowance, day)
                 if isinstance(chosen, str):
                     index.reindex(chosen)

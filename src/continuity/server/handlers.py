@@ -19,12 +19,15 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from continuity import limits
 from continuity.errors import ContinuityError, InputRejected, UsageError
 from continuity.server import catalog
 from continuity.server.meter import START_EVENT, Meter
+
+if TYPE_CHECKING:
+    from continuity.recall.watch import Watcher
 
 LABEL = "lifecycle"
 
@@ -112,6 +115,8 @@ class Session:
     meter: Meter
     harness: str
     lock: threading.Lock = field(default_factory=threading.Lock)
+    watch: bool = True  # False: every recall walks the warm folders, as the command line does
+    _watcher: Watcher | None = field(default=None, repr=False)
 
     def call(self, name: str, args: Mapping[str, Any] | None) -> Outcome:
         """Run one tool; every failure becomes the command line's one error line, as a tool error."""
@@ -130,6 +135,26 @@ class Session:
                 traceback.print_exc()
             return Outcome(error_line(exc), True)
 
+    def watcher(self, root: Path, device: str) -> Watcher | None:
+        """The recall watcher of the vault this call is connected to: a checkout connected to another
+        vault (or device) since the last call gets a new one, and the old one is closed."""
+        if not self.watch:
+            return None
+        current = self._watcher
+        if current is not None and (current.root, current.device) == (root, device):
+            return current
+        from continuity.recall.watch import Watcher
+
+        if current is not None:
+            current.close()
+        self._watcher = Watcher(root, device)
+        return self._watcher
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+
     def connected(self) -> tuple[Path, str, str]:
         from continuity.local import connection
 
@@ -147,7 +172,16 @@ def recall(session: Session, args: dict[str, Any]) -> Outcome:
     left = meter.warm_left()
     if left <= 0:
         return Outcome(meter.notice("notes"))
-    found = search.recall(root, device, project, [terms], audience=meter.audience, limit=limit, allowance=left)
+    found = search.recall(
+        root,
+        device,
+        project,
+        [terms],
+        audience=meter.audience,
+        limit=limit,
+        allowance=left,
+        watcher=session.watcher(root, device),
+    )
     if not found.results and found.overflow is not None and left < meter.warm_allowance:
         return Outcome(meter.notice("notes", found.overflow[1]))
     meter.charge_warm(found.bytes)

@@ -98,4 +98,7 @@ def serve(cwd: Path, audience: str, harness: str) -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        session.close()
