@@ -93,7 +93,7 @@ PINNED_MODULES = {
     "continuity/memory/handoff.py": "a21253e53b552ce9ae11c84a1d40b3daabc4c5a0b2d4ca87720440cf6f20afdf",
     "continuity/safeio.py": "c8a10a7e2d76e06381faca38cd2793debbbe00629a719bc0eeae0daad2a244de",
     "continuity/vault/__init__.py": "1b42f948582f910972d0d2a22aa0147a8b7cc619e7c1ab694f45fb11a5522fac",
-    "continuity/vault/access.py": "58c51e343901f24fb1f526cc617420d1f1955c02520b92140907ca2985314a30",
+    "continuity/vault/access.py": "e8c0003a5df9dd9a762907d5741223a3be6bcdce4aab3c5b59ca99667d7158ee",
     "continuity/vault/budget.py": "bd4a067781502979be1ddb1cefdda14c35a02ce06d42d40dbff425c834fe3ea0",
     "continuity/vault/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
     "continuity/vault/flatyaml.py": "7820bc67e7df1f9a5352e1b5ef9b6a396926341426915727520dedb00ead500f",

@@ -1,8 +1,8 @@
 """A repository's identity, the same in every clone on every computer, with no credential in it.
 
 A project in the vault is found again by the repository it belongs to, never by the folder a clone
-happens to be called: the second computer's clone may be `~/src/app` where the first has
-`~/work/my-app`. Two facts identify a repository:
+happens to be called: the second computer's clone may be named `app` where the first one's is
+`my-app`. Two facts identify a repository:
 
 * `repository`: the `origin` remote's URL, normalized to `host/path` so that the forms Git accepts
   for one repository agree: `https://github.com/o/r.git`, `git@github.com:o/r`, `ssh://git@github.com:22/o/r/`

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -197,23 +196,10 @@ def document_ids(package: str, files: Sequence[outbox_package.PackageFile]) -> d
     return out
 
 
-def _real_dir(root: Path, rel: str) -> bool:
-    """True when every component of `rel` is a folder and none is a link."""
-    current = root
-    for part in rel.split("/"):
-        current = current / part
-        try:
-            if not stat.S_ISDIR(os.lstat(current).st_mode):
-                return False
-        except OSError:
-            return False
-    return True
-
-
 def _earlier(vault: Path, project: str, package: str, name: str) -> str | None:
     """Where this package's file was kept before, on any date (the earliest), if anywhere."""
     parent = f"{layout.DOCUMENTS}/{project}"
-    if not _real_dir(vault, parent):
+    if not access.real_folder(vault, parent):
         return None
     with os.scandir(vault / parent) as listing:
         folders = sorted(

@@ -170,19 +170,6 @@ def warm_folders(device: str) -> tuple[str, ...]:
     return (layout.MEMORY, f"{layout.device_dir(device)}/notes")
 
 
-def _real_folder(root: Path, rel_dir: str) -> bool:
-    """True when every component of `rel_dir` is a real folder (no link anywhere on the way)."""
-    current = root
-    for part in rel_dir.split("/"):
-        current = current / part
-        try:
-            if not stat.S_ISDIR(os.lstat(current).st_mode):
-                return False
-        except OSError:
-            return False
-    return True
-
-
 def _open_folder(root: Path, rel_dir: str) -> int | None:
     """A descriptor of `rel_dir`, opened one component at a time: None at a link or a file on the way."""
     try:
@@ -250,7 +237,7 @@ def scan(root: Path, device: str, *, by_fd: bool = _BY_FD, enter: Enter | None =
     found: Listing = {}
     for folder in warm_folders(device):
         if not by_fd:
-            if _real_folder(root, folder):
+            if access.real_folder(root, folder):
                 _walk(str(root / folder), folder, 1, found, enter)
             continue
         fd = _open_folder(root, folder)

@@ -202,25 +202,38 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def load(path: Path) -> dict[str, Any] | None:
-    """The file as a JSON object, None when absent; InputRejected for anything we must not rewrite."""
+def read_config(path: Path, cap_bytes: int) -> str | None:
+    """A harness configuration file's text, None when absent; InputRejected for a file we must not rewrite."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
         raise InputRejected(f"{path} is a link or not a regular file; edit it by hand (nothing was changed)")
-    if info.st_size > limits.HARNESS_CONFIG_CAP_BYTES:
-        raise InputRejected(f"{path} is larger than {limits.HARNESS_CONFIG_CAP_BYTES} bytes; nothing was changed")
+    if info.st_size > cap_bytes:
+        raise InputRejected(f"{path} is larger than {cap_bytes} bytes; nothing was changed")
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-        doc = json.loads(text, object_pairs_hook=_reject_duplicates) if text.strip() else {}
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputRejected(f"{path} is not valid UTF-8; fix or move it, nothing was changed") from None
+
+
+def parse_object(path: Path, text: str) -> dict[str, Any]:
+    """The text as one JSON object (a byte-order mark allowed, duplicate keys refused), else InputRejected."""
+    try:
+        doc = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=_reject_duplicates) if text.strip() else {}
+    except (ValueError, RecursionError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise InputRejected(f"{path} is not valid JSON{where}; fix or move it, nothing was changed") from None
     if not isinstance(doc, dict):
         raise InputRejected(f"{path} does not hold a JSON object; nothing was changed")
     return doc
+
+
+def load(path: Path) -> dict[str, Any] | None:
+    """The file as a JSON object, None when absent; InputRejected for anything we must not rewrite."""
+    text = read_config(path, limits.HARNESS_CONFIG_CAP_BYTES)
+    return None if text is None else parse_object(path, text)
 
 
 def validate(doc: dict[str, Any], harness: str, path: Path) -> None:

@@ -37,6 +37,7 @@ from typing import Any
 
 from continuity import limits
 from continuity.errors import InputRejected, UsageError
+from continuity.trust.harness import parse_object, read_config
 
 CODEX = "codex"
 CLAUDE = "claude"
@@ -87,22 +88,6 @@ def is_ours(entry: object) -> bool:
     return (Path(command).stem == "lifecycle" and not before) or before == ["-m", "continuity"]
 
 
-def _read(path: Path) -> str | None:
-    """The file's text, None when absent; InputRejected for a file we must not rewrite."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
-        raise InputRejected(f"{path} is a link or not a regular file; edit it by hand (nothing was changed)")
-    if info.st_size > limits.MCP_CONFIG_CAP_BYTES:
-        raise InputRejected(f"{path} is larger than {limits.MCP_CONFIG_CAP_BYTES} bytes; nothing was changed")
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputRejected(f"{path} is not valid UTF-8; fix or move it, nothing was changed") from None
-
-
 def _load_toml(path: Path, text: str) -> Any:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
@@ -112,26 +97,6 @@ def _load_toml(path: Path, text: str) -> Any:
     except TOMLKitError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputRejected(f"{path} is not valid TOML ({first}); fix or move it, nothing was changed") from None
-
-
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ValueError(f"duplicate key {key!r}")
-        seen[key] = value
-    return seen
-
-
-def _load_json(path: Path, text: str) -> dict[str, Any]:
-    try:
-        doc = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=_reject_duplicates) if text.strip() else {}
-    except (ValueError, RecursionError) as exc:
-        where = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise InputRejected(f"{path} is not valid JSON{where}; fix or move it, nothing was changed") from None
-    if not isinstance(doc, dict):
-        raise InputRejected(f"{path} does not hold a JSON object; nothing was changed")
-    return doc
 
 
 def json_indent(text: str) -> str | int | None:
@@ -149,7 +114,7 @@ def servers_of(harness: str, path: Path, text: str) -> Any:
     if harness == CODEX:
         table = _load_toml(path, text).get(_TABLE[CODEX], {})
     else:
-        table = _load_json(path, text).get(_TABLE[CLAUDE], {})
+        table = parse_object(path, text).get(_TABLE[CLAUDE], {})
     if not isinstance(table, dict):
         raise InputRejected(f"{path}: {_TABLE[harness]} is not a table of servers; nothing was changed")
     return table
@@ -158,7 +123,7 @@ def servers_of(harness: str, path: Path, text: str) -> Any:
 def registered(harness: str, path: Path) -> bool:
     """True when `path` registers our server; False when absent or unreadable."""
     try:
-        text = _read(path)
+        text = read_config(path, limits.MCP_CONFIG_CAP_BYTES)
         return text is not None and is_ours(_plain(servers_of(harness, path, text).get(SERVER_NAME)))
     except InputRejected:
         return False
@@ -204,7 +169,7 @@ def _merged_toml(path: Path, text: str, wanted: dict[str, Any]) -> str:
 
 
 def _merged_json(path: Path, text: str, wanted: dict[str, Any]) -> str:
-    doc = _load_json(path, text)
+    doc = parse_object(path, text)
     servers = doc.setdefault(_TABLE[CLAUDE], {})
     if not isinstance(servers, dict):
         raise InputRejected(f"{path}: mcpServers is not an object; edit it by hand (nothing was changed)")
@@ -246,7 +211,7 @@ def install(harness: str, scope: str, repo: Path | None, *, dry_run: bool = Fals
     path = config_path(harness, scope, repo)
     wanted = wanted_entry(harness, scope)
     command = (wanted["command"], *wanted["args"])
-    text = _read(path)
+    text = read_config(path, limits.MCP_CONFIG_CAP_BYTES)
     existing = text or ""
     current = _plain(servers_of(harness, path, existing).get(SERVER_NAME))
     if current is not None and not is_ours(current):

@@ -67,6 +67,19 @@ def _open_nofollow(vault: Path, rel: str) -> int:
     return safeio.open_nofollow(str(vault), rel)
 
 
+def real_folder(root: Path, rel_dir: str) -> bool:
+    """True when every component of `rel_dir` is a real folder (no link anywhere on the way)."""
+    current = root
+    for part in rel_dir.split("/"):
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def read_capped(vault: Path, rel: str, cap: int) -> bytes:
     """The bytes of a regular vault file of at most `cap` bytes, or a NoteError with its reason.
 
