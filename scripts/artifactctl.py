@@ -33,8 +33,9 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # continuity.outbox.folder.format_time
 def quiet(repo: str, now: float | None = None) -> bool:
     """True when a sweep would change nothing now; anything unexpected is for the sweep to judge.
 
-    Nothing to do: no `output/` (or one the sweep refuses: a link or a file), or a record of this
-    format whose entries are exactly the folder's children, none of them due. A new child (to be
+    Nothing to do: no `output/` (or one the sweep refuses: a link or a file), a record without an
+    activation token (one from before tokens, or from elsewhere: the sweep never acts on it), or a
+    record of this format whose entries are exactly the folder's children, none of them due. A new child (to be
     enrolled), a vanished one, a due one, a damaged or newer record: not quiet.
     """
     outbox = os.path.join(repo, "output")
@@ -45,6 +46,8 @@ def quiet(repo: str, now: float | None = None) -> bool:
             state = json.loads(handle.read(STATE_CAP_BYTES + 1))
         names = {n for n in os.listdir(outbox) if n != STATE_NAME and not n.startswith(f".{STATE_NAME}.")}
         tables = [state["packages"], state["enrolled"]] if state.get("version") == 1 else None
+        if tables is not None and not state.get("activation"):
+            return True
     except FileNotFoundError:  # no record: the sweep leaves an outbox alone until it is activated
         return True
     except (OSError, ValueError, TypeError, KeyError, AttributeError):

@@ -122,6 +122,8 @@ def list_(as_json: JsonOption = False) -> None:
             }
         )
         return
+    if found.foreign:
+        typer.echo(f"not swept: {found.foreign}", err=True)
     if not found.entries:
         typer.echo(f"{found.outbox} holds no packages")
         return

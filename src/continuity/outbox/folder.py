@@ -29,7 +29,6 @@ from typing import Any
 
 from continuity import limits, safeio
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
-from continuity.local.connection import ensure_ignored
 from continuity.local.repo import find_repo_root
 from continuity.store import atomic
 
@@ -171,6 +170,7 @@ class OutboxState:
     packages: dict[str, Scheduled] = field(default_factory=dict)
     enrolled: dict[str, Scheduled] = field(default_factory=dict)
     unknown: dict[str, Any] = field(default_factory=dict)  # keys of a newer tool, kept on rewrite
+    token: str | None = None  # the random activation token this computer recorded in `local.made`
 
 
 def read_capped(path: Path, cap: int, what: str) -> bytes:
@@ -244,12 +244,14 @@ def read_state(outbox: Path) -> OutboxState | None:
         activated = parse_time(str(doc.get("activated", "")))
     except UsageError:
         raise InputRejected(f"{path}: 'activated' is not a valid time") from None
-    known = {"version", "activated", "packages", "enrolled"}
+    known = {"version", "activated", "packages", "enrolled", "activation"}
+    token = doc.get("activation")
     return OutboxState(
         activated=activated,
         packages=_schedules(doc, "packages", "created", path),
         enrolled=_schedules(doc, "enrolled", "discovered", path),
         unknown={k: v for k, v in doc.items() if k not in known},
+        token=token if isinstance(token, str) and token else None,
     )
 
 
@@ -267,38 +269,9 @@ def write_state(outbox: Path, state: OutboxState) -> None:
         packages=table(state.packages, "created"),
         enrolled=table(state.enrolled, "discovered"),
     )
+    if state.token:
+        doc["activation"] = state.token
     atomic.write_text(outbox / STATE_NAME, json.dumps(doc, indent=2, ensure_ascii=True) + "\n")
-
-
-def activate(repo: Path, now: datetime, *, dry_run: bool = False) -> tuple[OutboxState, bool]:
-    """Make sure the outbox is governed by the expiry policy; True when this call activated it.
-
-    Only an empty (or absent) outbox is activated. A folder with contents and no record is legacy data
-    and raises LegacyOutbox before anything is written, including the git exclude line.
-    """
-    outbox = outbox_path(repo)
-    if outbox_exists(outbox) and (state := _recorded(outbox)) is not None:
-        return state, False
-    fresh = OutboxState(activated=whole_second(now))
-    if dry_run:
-        return fresh, True
-    outbox.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
-    outbox_exists(outbox)  # re-check: it must not have become a link in the meantime
-    ensure_ignored(repo, OUTBOX_DIR)
-    with locked(outbox):  # again under the lock: another process may have activated it meanwhile
-        state = _recorded(outbox)
-        if state is not None:
-            return state, False
-        write_state(outbox, fresh)
-    return fresh, True
-
-
-def _recorded(outbox: Path) -> OutboxState | None:
-    """The outbox's record; None for an empty outbox; LegacyOutbox for contents without a record."""
-    state = read_state(outbox)
-    if state is None and (found := entries(outbox)):
-        raise legacy_error(outbox, len(found))
-    return state
 
 
 # --- deletion ----------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ class Listing:
     outbox: Path
     activated: datetime | None
     entries: tuple[Entry, ...]
+    foreign: str | None = None  # why nothing here is swept (`activation.owned`), and what to run; else None
 
 
 def _package(outbox: Path, name: str, created: datetime, expires: datetime) -> Entry:
@@ -78,4 +79,7 @@ def list_outbox(repo: Path) -> Listing:
         (e for e in found if e.kind == "package"), key=lambda e: e.created or state.activated, reverse=True
     )
     rest = [e for e in found if e.kind != "package"]
-    return Listing(outbox, state.activated, (*packages, *rest))
+    from continuity.outbox import activation
+
+    foreign = None if activation.owned(repo, state) else str(activation.foreign_error(repo))
+    return Listing(outbox, state.activated, (*packages, *rest), foreign)

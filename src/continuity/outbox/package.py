@@ -24,6 +24,7 @@ from continuity import limits
 from continuity.errors import InputRejected, UsageError
 from continuity.ids import make_id
 from continuity.local.repo import find_repo_root
+from continuity.outbox.activation import activate
 from continuity.outbox.folder import (
     FORMAT_VERSION,
     LIFETIME,
@@ -32,7 +33,6 @@ from continuity.outbox.folder import (
     PRIVATE_DIR_MODE,
     STATE_NAME,
     Scheduled,
-    activate,
     format_time,
     load_json,
     locked,
@@ -49,7 +49,6 @@ from continuity.outbox.folder import (
 from continuity.store import atomic
 
 _CHUNK_BYTES = 1024 * 1024
-
 
 # --- deliver -----------------------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 The sweep permanently deletes the direct children of `output/` whose time has come: delivered packages
 seven days after delivery, anything else seven days after a sweep first saw it (enrollment). It acts
 only on direct children of that one folder, never follows a link (a link is deleted as a link), and
-does nothing at all to an outbox that was never activated or holds legacy data.
+does nothing at all to an outbox that was never activated, holds legacy data, or whose record this
+computer's tool did not make (`activation.owned`: a record a repository carries is not the person's).
 
 The scheduler entry and the session-start hook do not trust the script they run: their command
 carries the SHA-256 of `scripts/artifactctl.py` and a few lines of standard-library Python check it
@@ -26,10 +27,10 @@ from pathlib import Path
 
 from continuity import limits
 from continuity.errors import ContinuityError, InputRejected
+from continuity.outbox.activation import activate, foreign_error, owned
 from continuity.outbox.folder import (
     LIFETIME,
     Scheduled,
-    activate,
     entries,
     legacy_error,
     locked,
@@ -73,6 +74,8 @@ def sweep(repo: Path, *, now: datetime | None = None, dry_run: bool = False, wai
         state = read_state(outbox)
         if state is None:  # removed while we waited for the lock: behave as never activated
             return SweepResult(outbox, moment, False, dry_run)
+        if not owned(repo, state):  # a record from elsewhere never leads to a deletion, nor a write
+            raise foreign_error(repo)
         present = set(entries(outbox))
         gone = [n for n in (*state.packages, *state.enrolled) if n not in present]
         for name in gone:
@@ -312,13 +315,13 @@ def install_sweeper(
     scheduler = scheduler or ("schtasks" if sys.platform == "win32" else "cron")
     marker = marker_for(repo)
     moment = now or utc_now()
-    activate(repo, moment, dry_run=True)  # legacy data stops us before anything is read or written
+    activate(repo, moment, dry_run=True, adopt=True)  # legacy data stops us before anything is read or written
     if scheduler == "cron":
         entry = cron_line(repo, script, digest, python)
         table = read_crontab()  # an unreadable table stops us before activation
         merged = merge_crontab(table, entry, marker)
         changed = merged != table
-        _, activated = activate(repo, moment, dry_run=dry_run)
+        _, activated = activate(repo, moment, dry_run=dry_run, adopt=True)
         if changed and not dry_run:
             write_crontab(merged)
     else:
@@ -328,7 +331,7 @@ def install_sweeper(
         args = subprocess.list2cmdline(["-c", PIN_CHECK_LOUD, str(script), digest, "sweep", "--quiet"])
         entry = f"{task}: {subprocess.list2cmdline([python])} {args} (in {repo})"
         changed = True  # /F replaces the task of the same name: still exactly one
-        _, activated = activate(repo, moment, dry_run=dry_run)
+        _, activated = activate(repo, moment, dry_run=dry_run, adopt=True)
         if not dry_run:
             path = _write_temp(xml.encode("utf-16"), ".xml")
             try:

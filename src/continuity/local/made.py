@@ -1,0 +1,123 @@
+"""What this computer's own tool made, remembered outside every repository.
+
+A repository can carry any file, including one shaped exactly like a file this tool writes: an
+outbox's activation record (`output/.outbox.json`), whose existence lets the sweep delete, or a
+connection file (`.agent-vault`), which decides whose memory the hook trusts. Whether such a file is
+the person's can therefore never be read from the file or the repository. It is read here instead:
+when the tool makes one, it records the file's real path and a value bound to it (the outbox's random
+activation token, the connection file's SHA-256) under the user's state folder, which no repository,
+clone or remote writes. A file whose path and value are not recorded here was not made by this
+computer, and neither the sweep nor the hook acts on it.
+
+One small file per record, `<state>/made/<kind>/<sha256 of the real path>`, holding JSON
+`{"version": 1, "path": …, "value": …}`: a lookup is one open, and two checkouts never rewrite each
+other's records. Standard library only: the startup hook and the pinned sweep read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import subprocess
+
+from continuity.local import userdirs
+
+CONNECTION = "connection"
+OUTBOX = "outbox"
+RECORD_CAP_BYTES = 4096  # a path and a digest; anything larger is not a record of ours
+GIT_TIMEOUT_SECONDS = 10
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def real(path: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def record_path(kind: str, path: str | os.PathLike[str]) -> str:
+    key = hashlib.sha256(real(path).encode("utf-8", "surrogateescape")).hexdigest()
+    return os.path.join(userdirs.state_dir(), "made", kind, key)
+
+
+def recalled(kind: str, path: str | os.PathLike[str]) -> str | None:
+    """The value recorded when this computer made the file at `path`, or None."""
+    try:
+        fd = os.open(record_path(kind, path), os.O_RDONLY | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > RECORD_CAP_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            doc = json.loads(handle.read(RECORD_CAP_BYTES + 1))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    if not isinstance(doc, dict) or doc.get("version") != 1 or doc.get("path") != real(path):
+        return None
+    value = doc.get("value")
+    return value if isinstance(value, str) and value else None
+
+
+def is_made(kind: str, path: str | os.PathLike[str], value: str | None) -> bool:
+    """Whether this computer recorded `value` for the file at `path`."""
+    return value is not None and recalled(kind, path) == value
+
+
+def remember(kind: str, path: str | os.PathLike[str], value: str) -> None:
+    """Record that this computer made the file at `path` with `value` (temporary sibling, fsync, rename)."""
+    target = record_path(kind, path)
+    folder = os.path.dirname(target)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    data = json.dumps({"version": 1, "path": real(path), "value": value}, ensure_ascii=True).encode("ascii")
+    temp = f"{target}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.replace(temp, target)
+    except OSError:
+        os.unlink(temp)
+        raise
+
+
+def forget(kind: str, path: str | os.PathLike[str]) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(record_path(kind, path))
+
+
+def file_digest(path: str | os.PathLike[str], cap: int) -> str | None:
+    """SHA-256 of a regular file's bytes (never through a link), or None when it is not one within `cap`."""
+    try:
+        fd = os.open(os.fspath(path), os.O_RDONLY | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return hashlib.sha256(handle.read(cap + 1)).hexdigest()
+    finally:
+        os.close(fd)
+
+
+def tracked(repo: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
+    """Whether git tracks `path` in `repo` (then a clone, not this computer, chose it); True when unsure."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", os.fspath(repo), "ls-files", "--error-unmatch", "--", os.fspath(path)],
+            capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return done.returncode == 0
