@@ -9,13 +9,23 @@ the repository's top level, registered so that no session waits for it). It prin
 always exits 0, and it first decides from the outbox's own small record whether a sweep would change
 anything (`quiet`): in a repository without an outbox that costs one `lstat`, and otherwise one read
 of `output/.outbox.json` and one listing, with the standard library alone, so that the package is
-imported only when something is due.
+imported only when something is due. Then, as in the startup script, every package module the sweep
+may load is read once, checked against PINNED_MODULES (written by `lifecycle hook pin`) and run from
+the very bytes checked: a finder first on sys.meta_path serves `continuity` only from them, and the
+checkout's `src/` is never put on sys.path. A module that does not match stops the sweep silently.
 """
 
+import hashlib
 import json
 import os
+import stat
 import sys
 import time
+
+TYPE_CHECKING = False  # not typing's: the hook form imports nothing it does not need
+if TYPE_CHECKING:
+    from types import ModuleType
+ModuleSpec = type(sys.__spec__)  # importlib.machinery.ModuleSpec, without importing importlib
 
 HERE = os.path.dirname(os.path.abspath(sys.argv[0]))
 # A checkout keeps the package in src/ beside scripts/; an installed package carries this file in
@@ -28,6 +38,104 @@ SRC = (
 STATE_NAME = ".outbox.json"  # continuity.outbox.folder.STATE_NAME
 STATE_CAP_BYTES = 1 << 20  # continuity.limits.OUTBOX_STATE_CAP_BYTES
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # continuity.outbox.folder.format_time
+MODULE_CAP_BYTES = 1 << 20  # far above any reviewed module
+OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+# BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
+PINNED_MODULES = {
+    "continuity/__init__.py": "813202bb5122288172e774fc4b1fbc494be0934393577ec77baed3ddd4d0f5e2",
+    "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
+    "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
+    "continuity/limits.py": "4ff9529b4c9f5a83700eb5f05d81a3ec65dd1e9d5cb1ce7be4b0979137beb539",
+    "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
+    "continuity/local/connection.py": "9a2181e2e019a829ab21f8ab00e992892221ee0bc1ca8e3811479522b018957a",
+    "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
+    "continuity/local/made.py": "d96ac962c56fd7abbdcd46b58eb8d8c9ab8f206209b0881fa965d9b06463dd84",
+    "continuity/local/repo.py": "3c34b245df698a779854a3ec8c462ca35492cb615d420b08902a5db828238862",
+    "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
+    "continuity/outbox/__init__.py": "ea5adde80918c1bde8e81df48e675bd870b580eeb3f5aee8db1c1ab4788dbcda",
+    "continuity/outbox/activation.py": "2cab068479548aa2e21e498f4753bbb2764e07f483487886732f525b0001312a",
+    "continuity/outbox/folder.py": "f946a4a203413504a2c49b8027782cd00c7fad5e393313ae1e0a61c267754497",
+    "continuity/outbox/sweep.py": "d52d661a638d69226ee236b3660d8cbbd8fcf7af25bed2b4a137368e1e5e3dee",
+    "continuity/safeio.py": "c8a10a7e2d76e06381faca38cd2793debbbe00629a719bc0eeae0daad2a244de",
+    "continuity/store/__init__.py": "a2463505c6daf17ae652450a61730e5f17d27e6287a1cd6a6c2b4250c2e6f697",
+    "continuity/store/atomic.py": "76de5b4e2c6efb5b6f9b5d76be3cdc70729d576ceaf48c9253aaf7f891737768",
+    "continuity/vault/__init__.py": "1b42f948582f910972d0d2a22aa0147a8b7cc619e7c1ab694f45fb11a5522fac",
+    "continuity/vault/access.py": "e8c0003a5df9dd9a762907d5741223a3be6bcdce4aab3c5b59ca99667d7158ee",
+    "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
+}
+# END PINNED MODULES
+
+
+def checked_sources() -> "dict[str, bytes] | None":
+    """Every pinned module's bytes when all match their digests (regular files, no links), else None."""
+    found: dict[str, bytes] = {}
+    for rel, digest in PINNED_MODULES.items():
+        try:
+            fd = os.open(os.path.join(SRC, rel), OPEN_FLAGS)
+            with os.fdopen(fd, "rb") as handle:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MODULE_CAP_BYTES:
+                    return None
+                data = handle.read(MODULE_CAP_BYTES + 1)
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != digest:
+            return None
+        found[rel] = data
+    return found or None
+
+
+class PinnedLoader:
+    """Runs a module from the bytes that were checked, compiled now (never from a cache)."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path, self.data = path, data
+
+    def create_module(self, spec: object) -> None:
+        return None
+
+    def exec_module(self, module: "ModuleType") -> None:
+        exec(compile(self.data, self.path, "exec", dont_inherit=True), module.__dict__)  # noqa: S102 -- checked bytes
+
+
+class PinnedFinder:
+    """First on sys.meta_path: `continuity` and its modules come only from checked bytes."""
+
+    continuity_pinned = True
+
+    def __init__(self, sources: "dict[str, bytes]") -> None:
+        self.sources = sources
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        if name != "continuity" and not name.startswith("continuity."):
+            return None
+        base = name.replace(".", "/")
+        for rel, package in ((base + ".py", False), (base + "/__init__.py", True)):
+            if rel in self.sources:
+                where = os.path.join(SRC, rel)
+                spec = ModuleSpec(name, PinnedLoader(where, self.sources[rel]), origin=where, is_package=package)
+                spec.has_location = True
+                if package:
+                    spec.submodule_search_locations = []
+                return spec
+        raise ImportError(f"{name} is not among the reviewed sweep modules", name=name)
+
+
+def hook_sweep() -> None:
+    """The session-start sweep from checked bytes only; nothing at all when a module changed."""
+    sources = checked_sources()
+    if sources is None:
+        return
+    sys.meta_path.insert(0, PinnedFinder(sources))
+    try:
+        from pathlib import Path
+
+        from continuity.outbox.sweep import hook_sweep as sweep
+
+        sweep(Path.cwd())
+    except Exception:  # noqa: S110 (a hook must never fail or print)
+        pass
 
 
 def quiet(repo: str, now: float | None = None) -> bool:
@@ -61,20 +169,12 @@ def quiet(repo: str, now: float | None = None) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args == ["sweep", "--hook"] and quiet(os.getcwd()):
-        return 0
-    if SRC not in sys.path[:1]:
-        sys.path.insert(0, SRC)
     if args == ["sweep", "--hook"]:
-        try:
-            from pathlib import Path
-
-            from continuity.outbox.sweep import hook_sweep
-
-            hook_sweep(Path.cwd())
-        except Exception:  # noqa: S110 (a hook must never fail or print)
-            pass
+        if not quiet(os.getcwd()):
+            hook_sweep()
         return 0
+    if SRC not in sys.path[:1]:  # the person's own commands: the checkout's package, as it is
+        sys.path.insert(0, SRC)
     from continuity.cli.outbox import standalone_app
 
     standalone_app()(args=args, prog_name="artifactctl")

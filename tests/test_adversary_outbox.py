@@ -49,9 +49,10 @@ def persons_files(repo: Path) -> None:
 
 
 def still_there(repo: Path) -> bool:
-    return all((repo / "output" / name).exists() for name in PERSONS_FILES) and (
-        repo / "output" / "models" / "weights.bin"
-    ).is_file()
+    return (
+        all((repo / "output" / name).exists() for name in PERSONS_FILES)
+        and (repo / "output" / "models" / "weights.bin").is_file()
+    )
 
 
 def hook_sweep_subprocess(repo: Path) -> subprocess.CompletedProcess[bytes]:

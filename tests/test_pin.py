@@ -79,7 +79,7 @@ def test_pin_and_check_on_a_copy(tmp_path: Path) -> None:
     ok, message = pin.check(checkout)
     assert not ok and "src/continuity/limits.py" in message and "lifecycle hook pin" in message
     result = pin.pin(checkout)
-    assert result.changed == [pin.SCRIPT_REL, ".codex/hooks.json"]
+    assert result.changed == [pin.SCRIPT_REL, harness.SWEEP_REL, ".codex/hooks.json"]  # both closures hold limits.py
     assert result.script_sha256 in (checkout / ".codex" / "hooks.json").read_text()
     assert pin.check(checkout)[0]
 

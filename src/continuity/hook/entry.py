@@ -101,7 +101,7 @@ def hook_full(harness: str, data: bytes | None, code: str) -> int:
     except ImportError as exc:
         from continuity.hook import reexec
 
-        out = reexec.answer(harness, data, exc)
+        out = reexec.answer(harness, data, exc, code)
     except Exception:
         if os.environ.get("CONTINUITY_DEBUG") == "1":
             raise

@@ -2,8 +2,16 @@
 
 The hook command runs `python3` from PATH, which may lack ruamel.yaml or detect-secrets. The
 connection file may name the interpreter that has the package (`python`, written by `lifecycle
-init`); the hook runs itself once more with it, and failing that injects a notice that private memory
-was not restored and why. Only this rare path imports this module.
+init`); the hook runs once more with it, and failing that injects a notice that private memory was
+not restored and why. Only this rare path imports this module.
+
+The second run is held to the first one's pin. It never reads the startup script or the checkout
+again (a file swapped after the first run hashed it, or a module planted beside it, would run
+unchecked): it runs `python -I -S -c BOOTSTRAP`, a fixed program in this pinned module, and receives
+on stdin exactly the module bytes the first run checked, which the same kind of finder serves, then
+the harness's payload. `-I -S` keeps PYTHONPATH, the current folder, the user's site folder and
+`sitecustomize`/`usercustomize` out, as the hook command does for the first run; the interpreter's
+site-packages come back as they do there (`entry.site_packages`).
 """
 
 from __future__ import annotations
@@ -13,25 +21,91 @@ import sys
 from pathlib import Path
 
 
-def answer(harness: str, data: bytes, exc: ImportError) -> str:
+def answer(harness: str, data: bytes, exc: ImportError, code: str = "") -> str:
     """The hook's stdout after an import failure: the re-run's answer, or the notice."""
     if os.environ.get("CONTINUITY_REEXEC") != "1":
         python = _connection_python(data)
         if python and os.path.abspath(python) != os.path.abspath(sys.executable):
-            again = _reexec(python, ["--hook", "--harness", harness], data)
+            again = _reexec(python, ["--hook", "--harness", harness], data, code)
             if again is not None:
                 return again.decode("utf-8", errors="replace").rstrip("\n")
     return _import_failure_output(harness, data, exc)
 
 
-def _reexec(python: str, argv: list[str], data: bytes) -> bytes | None:
-    """Run the startup script (argv[0]) again with the connection's interpreter; its stdout, or None."""
+# The second run's whole program. It trusts only what its parent hands it on stdin: one JSON line
+# (the module files with their lengths, the pinned-code digest, argv), the checked module bytes, and
+# the payload. Its finder serves `continuity` from those bytes alone, like the startup script's.
+BOOTSTRAP = """import json, sys
+from importlib.machinery import ModuleSpec
+raw = sys.stdin.buffer.read()
+line, _, rest = raw.partition(b"\\n")
+head = json.loads(line)
+sources = {}
+for rel, size in head["modules"]:
+    sources[rel], rest = rest[:size], rest[size:]
+class Loader:
+    def __init__(self, path, data):
+        self.path, self.data = path, data
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        exec(compile(self.data, self.path, "exec", dont_inherit=True), module.__dict__)
+class Finder:
+    continuity_pinned = True
+    def find_spec(self, name, path=None, target=None):
+        if name != "continuity" and not name.startswith("continuity."):
+            return None
+        base = name.replace(".", "/")
+        for rel, package in ((base + ".py", False), (base + "/__init__.py", True)):
+            if rel in sources:
+                where = head["src"] + "/" + rel
+                spec = ModuleSpec(name, Loader(where, sources[rel]), origin=where, is_package=package)
+                spec.has_location = True
+                if package:
+                    spec.submodule_search_locations = []
+                return spec
+        raise ImportError(name + " is not among the reviewed startup modules", name=name)
+sys.meta_path.insert(0, Finder())
+from continuity.hook import entry
+sys.exit(entry.main(head["argv"], rest, head["code"]))
+"""
+
+
+def pinned_sources() -> tuple[str, dict[str, bytes]] | None:
+    """(src folder, {rel: bytes}) that the startup script's finder checked in this run, or None."""
+    for finder in sys.meta_path:
+        sources = getattr(finder, "sources", None)
+        if getattr(finder, "continuity_pinned", False) and isinstance(sources, dict) and sources:
+            origin = getattr(sys.modules.get("continuity"), "__file__", None) or ""
+            src = os.path.dirname(os.path.dirname(origin))
+            return src, {str(rel): bytes(data) for rel, data in sources.items()}
+    return None
+
+
+def bootstrap_input(src: str, sources: dict[str, bytes], argv: list[str], code: str, data: bytes) -> bytes:
+    """What the second run reads on stdin: header line, module bytes, payload."""
+    import json
+
+    order = sorted(sources)
+    head = {"src": src, "modules": [[rel, len(sources[rel])] for rel in order], "code": code, "argv": argv}
+    return json.dumps(head).encode("utf-8") + b"\n" + b"".join(sources[rel] for rel in order) + data
+
+
+def _reexec(python: str, argv: list[str], data: bytes, code: str) -> bytes | None:
+    """Run the checked modules again with the connection's interpreter, isolated; its stdout, or None."""
     import subprocess
 
+    found = pinned_sources()
+    if found is None:  # not started by the pinned script: there are no checked bytes to hand on
+        return None
     env = dict(os.environ, CONTINUITY_REEXEC="1")
     try:
         proc = subprocess.run(
-            [python, os.path.abspath(sys.argv[0]), *argv], input=data, capture_output=True, env=env, timeout=25
+            [python, "-I", "-S", "-c", BOOTSTRAP],
+            input=bootstrap_input(*found, argv, code, data),
+            capture_output=True,
+            env=env,
+            timeout=25,
         )
     except (OSError, subprocess.SubprocessError):
         return None

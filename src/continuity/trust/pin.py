@@ -5,8 +5,9 @@ the command runs. So two digests stand between a trusted definition and any late
 
 1. the hook command carries the SHA-256 of `scripts/agent-startup-context.py` (and the outbox sweep
    handler that of `scripts/artifactctl.py`), checked by standard-library code inside the command;
-2. the script embeds the SHA-256 of every package module the hook may load (`PINNED_MODULES`) and
-   checks them before importing any.
+2. each script embeds the SHA-256 of every package module it may load in the hook (`PINNED_MODULES`:
+   the startup closure below, and for the sweep handler that of `continuity.outbox.sweep`) and checks
+   them before importing any.
 
 The module set is the import closure of `continuity.hook` (entry, run, warm) and the connection, read from the
 source with `ast` (lazy imports inside functions included, `if TYPE_CHECKING:` blocks excluded), so a
@@ -33,6 +34,9 @@ from continuity.trust import harness, hookcommand
 SCRIPT_REL = harness.SCRIPT_REL
 PACKAGE = "continuity"
 HOOK_ROOTS = ("continuity.hook.entry", "continuity.hook.run", "continuity.local.connection", "continuity.hook.warm")
+SWEEP_ROOTS = ("continuity.outbox.sweep",)  # what `artifactctl.py sweep --hook` imports
+# Each pinned script with the roots of the module closure it embeds the digests of.
+PINNED_SCRIPTS = ((harness.SCRIPT_REL, HOOK_ROOTS), (harness.SWEEP_REL, SWEEP_ROOTS))
 BEGIN = "# BEGIN PINNED MODULES"
 END = "# END PINNED MODULES"
 TRUST_AGAIN = (
@@ -122,8 +126,8 @@ def module_closure(src: Path, roots: tuple[str, ...] = HOOK_ROOTS) -> list[str]:
     return sorted(seen)
 
 
-def module_digests(src: Path) -> dict[str, str]:
-    return {rel: sha256_bytes((src / rel).read_bytes()) for rel in module_closure(src)}
+def module_digests(src: Path, roots: tuple[str, ...] = HOOK_ROOTS) -> dict[str, str]:
+    return {rel: sha256_bytes((src / rel).read_bytes()) for rel in module_closure(src, roots)}
 
 
 # --- the script's embedded block -------------------------------------------------------------------
@@ -195,19 +199,23 @@ def pin(checkout: Path) -> PinResult:
     """Rewrite the module digests in the script, then the project hook files that pin the script."""
     from continuity.store import atomic
 
-    script = checkout / SCRIPT_REL
     changed: list[str] = []
-    digests = module_digests(checkout / "src")
-    text = script.read_text(encoding="utf-8")
-    new_text = with_digests(text, digests)
-    if new_text != text:
-        atomic.write_text(script, new_text, stat.S_IMODE(os.lstat(script).st_mode))
-        changed.append(SCRIPT_REL)
+    count = 0
+    for rel, roots in PINNED_SCRIPTS:
+        script = checkout / rel
+        digests = module_digests(checkout / "src", roots)
+        count = count or len(digests)
+        text = script.read_text(encoding="utf-8")
+        new_text = with_digests(text, digests)
+        if new_text != text:
+            atomic.write_text(script, new_text, stat.S_IMODE(os.lstat(script).st_mode))
+            changed.append(rel)
+    script = checkout / SCRIPT_REL
     for name in _project_harnesses(checkout):
         result = harness.install(name, "project", checkout, both=True)  # keeps the checkout's file current
         if result.changed:
             changed.append(str(result.path.relative_to(checkout)))
-    return PinResult(checkout, sha256_bytes(script.read_bytes()), len(digests), changed)
+    return PinResult(checkout, sha256_bytes(script.read_bytes()), count, changed)
 
 
 def user_problems(scripts: Path) -> list[str]:
@@ -236,20 +244,20 @@ def user_problems(scripts: Path) -> list[str]:
 def problems(checkout: Path) -> list[str]:
     """What is stale, one line each (empty when the pin is current)."""
     found: list[str] = []
-    script = checkout / SCRIPT_REL
-    try:
-        have = embedded(script.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputRejected(f"{SCRIPT_REL} is not UTF-8 text; restore it from git") from None
-    want = module_digests(checkout / "src")
-    # Changed modules first, then those that entered or left the closure: the edit is what to review.
-    differ = sorted(
-        (rel for rel in set(have) | set(want) if have.get(rel) != want.get(rel)),
-        key=lambda rel: (rel not in have or rel not in want, rel),
-    )
-    if differ:
-        names = ", ".join(f"src/{rel}" for rel in differ[:5]) + (" …" if len(differ) > 5 else "")
-        found.append(f"{SCRIPT_REL} pins other module digests than the code has ({names})")
+    for script_rel, roots in PINNED_SCRIPTS:
+        try:
+            have = embedded((checkout / script_rel).read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise InputRejected(f"{script_rel} is not UTF-8 text; restore it from git") from None
+        want = module_digests(checkout / "src", roots)
+        # Changed modules first, then those that entered or left the closure: the edit is what to review.
+        differ = sorted(
+            (rel for rel in set(have) | set(want) if have.get(rel) != want.get(rel)),
+            key=lambda rel: (rel not in have or rel not in want, rel),
+        )
+        if differ:
+            names = ", ".join(f"src/{rel}" for rel in differ[:5]) + (" …" if len(differ) > 5 else "")
+            found.append(f"{script_rel} pins other module digests than the code has ({names})")
     for name in _project_harnesses(checkout):
         try:
             result = harness.install(name, "project", checkout, dry_run=True, both=True)
