@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conftest import write_connection
+
 from continuity import limits
 from continuity.brief import cache as startup_cache, render
 from continuity.brief.render import Brief
@@ -219,13 +221,13 @@ def make_vault(root: Path, *, handoff: bool = True) -> Path:
 def connect(repo: Path, vault: Path, *, device: str = DEVICE, project: str = PROJECT) -> Path:
     """Write the checkout's `.agent-vault` the way init does (without init's side effects)."""
     file = repo / connection.CONNECTION_FILE
-    file.write_text(connection.render_connection(vault, device, project, None))
+    write_connection(file, connection.render_connection(vault, device, project, None))
     file.chmod(0o600)
     return file
 
 
 def connection_file(path: Path, vault: Path, *, device: str = DEVICE, project: str = PROJECT) -> Path:
-    path.write_text(connection.render_connection(vault, device, project, None))
+    write_connection(path, connection.render_connection(vault, device, project, None))
     return path
 
 

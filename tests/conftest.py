@@ -13,19 +13,40 @@ from pathlib import Path
 
 import pytest
 
+XDG_FOLDERS = (
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_STATE_HOME", ".local/state"),
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+)
+
+
+def _point_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(home))
+    for name, sub in XDG_FOLDERS:
+        monkeypatch.setenv(name, str(home / sub))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The home that module- and session-scoped fixtures see (they run before `isolated_home`)."""
+    home = tmp_path_factory.mktemp("session-home")
+    with pytest.MonkeyPatch.context() as patch:
+        _point_home(home, patch)
+        yield home
+
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_home: Path) -> Iterator[Path]:
     home = tmp_path / "home"
     home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for name, sub in (
-        ("XDG_CACHE_HOME", ".cache"),
-        ("XDG_STATE_HOME", ".local/state"),
-        ("XDG_CONFIG_HOME", ".config"),
-        ("XDG_DATA_HOME", ".local/share"),
-    ):
-        monkeypatch.setenv(name, str(home / sub))
+    # What `lifecycle init` recorded for a shared fixture's checkout (`local.made`) holds in each test.
+    made = session_home / ".local" / "state" / "continuity" / "made"
+    if made.is_dir():
+        import shutil
+
+        shutil.copytree(made, home / ".local" / "state" / "continuity" / "made")
+    _point_home(home, monkeypatch)
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(tmp_path / "no-connection-configured"))
     monkeypatch.delenv("CONTINUITY_DEBUG", raising=False)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
@@ -58,6 +79,17 @@ def use_connection(monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
     """Let discovery find the checkout's own `.agent-vault` instead of the per-test override."""
     monkeypatch.delenv("AGENT_VAULT_CONNECTION", raising=False)
     monkeypatch.chdir(repo)
+
+
+def write_connection(file: Path, text: str) -> None:
+    """A connection file as `lifecycle init` leaves it: written, and recorded as this computer's own
+    (`local.made`), without which discovery never uses a checkout's connection."""
+    import hashlib
+
+    from continuity.local import made
+
+    file.write_text(text)
+    made.remember(made.CONNECTION, file, hashlib.sha256(file.read_bytes()).hexdigest())
 
 
 def env_without_override() -> dict[str, str]:

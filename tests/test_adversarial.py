@@ -23,6 +23,7 @@ from briefkit import (
     reasons,
     write,
 )
+from conftest import write_connection
 
 from continuity.errors import NoteError
 from continuity.gate.secrets import scan_text
@@ -157,7 +158,7 @@ def test_doctor_and_warnings_withhold_a_secret_in_a_file_name(vault_root: Path, 
     write(vault_root, f"{HANDOFF_DIR}/20250102T030405Z-dev-a-{token}.md", "---\nbroken: [\n---\n")
     write(vault_root, f"{HANDOFF_DIR}/.x-{token}.md.0123456789ab.tmp", "half")
     conn = tmp_path / "connection.yaml"
-    conn.write_text(connection.render_connection(vault_root, "dev-a", "demo-app", None))
+    write_connection(conn, connection.render_connection(vault_root, "dev-a", "demo-app", None))
     runner = CliRunner()
     env = {connection.ENV_CONNECTION: str(conn)}
     for args in (["doctor", "--json"], ["doctor"], ["handoff", "list"], ["handoff", "list", "--all"]):

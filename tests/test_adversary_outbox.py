@@ -16,8 +16,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.errors import InputRejected
 from continuity.outbox import activation, folder
@@ -95,8 +94,9 @@ def forged_record(spec: dict[str, object]) -> str:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spec=records, committed=st.booleans())
-def test_a_record_this_computer_did_not_make_never_deletes(tmp_path_factory: pytest.TempPathFactory,
-                                                           spec: dict[str, object], committed: bool) -> None:  # fmt: skip
+def test_a_record_this_computer_did_not_make_never_deletes(
+    tmp_path_factory: pytest.TempPathFactory, spec: dict[str, object], committed: bool
+) -> None:
     repo = new_repo(tmp_path_factory.mktemp("clone") / "repo")
     (repo / "output").mkdir()
     (repo / "output" / folder.STATE_NAME).write_text(forged_record(spec))
@@ -149,8 +149,8 @@ def test_an_outbox_activated_before_tokens_is_left_alone_until_install_sweeper_a
     """The upgrade path: nothing is deleted, `lifecycle outbox list` says what to run, and adopting
     restarts every entry's seven days instead of believing the old dates."""
     repo = new_repo(tmp_path / "repo")
-    old = {"version": 1, "activated": "2020-01-01T00:00:00Z", "packages": {},
-           "enrolled": {"results.csv": {"discovered": "2020-01-01T00:00:00Z", "expires": "2020-01-08T00:00:00Z"}}}  # fmt: skip
+    due = {"discovered": "2020-01-01T00:00:00Z", "expires": "2020-01-08T00:00:00Z"}
+    old = {"version": 1, "activated": "2020-01-01T00:00:00Z", "packages": {}, "enrolled": {"results.csv": due}}
     (repo / "output").mkdir()
     (repo / "output" / folder.STATE_NAME).write_text(json.dumps(old))
     persons_files(repo)

@@ -21,7 +21,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from conftest import git
 from hookkit import command, connect, hook_env, hooks_doc, make_checkout, payload
 
 from continuity.local import userdirs
@@ -122,9 +121,8 @@ def test_the_sweep_handler_runs_no_package_code_that_was_not_checked(tmp_path: P
     (checkout / "output" / ".outbox.json").write_text(
         json.dumps(
             {"version": 1, "activated": "2020-01-01T00:00:00Z", "activation": "0" * 32, "packages": {}, "enrolled": {}}
-        )  # fmt: skip
+        )
     )
-    git(checkout, "status")
     doc = hooks_doc(checkout)
     handlers = doc["hooks"]["SessionStart"][0]["hooks"]
     sweep = next(h["command"] for h in handlers if "artifactctl" in h["command"])

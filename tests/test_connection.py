@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, write_connection
 from hypothesis import given, settings, strategies as st
 
 from continuity import ids, limits
@@ -21,7 +21,7 @@ def write_conn(
     folder: Path, vault: Path, device: str = "dev-a", project: str = "demo-app", python: str | None = None
 ) -> Path:
     file = folder / connection.CONNECTION_FILE
-    file.write_text(connection.render_connection(vault, device, project, python))
+    write_connection(file, connection.render_connection(vault, device, project, python))
     return file
 
 
@@ -151,10 +151,12 @@ def test_parse_rejects_everything_else(text: str) -> None:
 
 
 def test_load_connection(tmp_path: Path, vault: Path) -> None:
-    file = write_conn(tmp_path, vault, python="/opt/py/bin/python")
-    conn = connection.load_connection(file, "checkout", tmp_path)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    file = write_conn(checkout, vault, python="/opt/py/bin/python")
+    conn = connection.load_connection(file, "checkout", checkout)
     assert (conn.vault, conn.device, conn.project, conn.python) == (vault, "dev-a", "demo-app", "/opt/py/bin/python")
-    assert (conn.file, conn.found_via, conn.repo) == (file, "checkout", tmp_path)
+    assert (conn.file, conn.found_via, conn.repo) == (file, "checkout", checkout)
 
 
 @pytest.mark.parametrize(
@@ -217,7 +219,7 @@ def test_find_repo_root_from_subdirectories(repo: Path, tmp_path: Path) -> None:
 def test_environment_override_comes_first(repo: Path, vault: Path, tmp_path: Path) -> None:
     write_conn(repo, vault, device="from-checkout")
     other = tmp_path / "elsewhere.conn"
-    other.write_text(connection.render_connection(vault, "from-env", "demo-app", None))
+    write_connection(other, connection.render_connection(vault, "from-env", "demo-app", None))
     conn = connection.discover(repo, {connection.ENV_CONNECTION: str(other)})
     assert (conn.device, conn.found_via, conn.repo) == ("from-env", "env", repo)
     # an override that names nothing is 'not connected', even inside a connected checkout

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import marshal
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,12 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("fast")
     (base / "home").mkdir()
     tree = make_checkout(base / "copy")
-    connect(tree, base / "vault")
+    with pytest.MonkeyPatch.context() as patch:  # init records the connection in the home `home_env` keeps
+        patch.setenv("HOME", str(base / "home"))
+        patch.setenv("XDG_STATE_HOME", str(base / "home" / ".st"))
+        connect(tree, base / "vault")
+    # the default state folder too, which a relative XDG_STATE_HOME falls back to
+    shutil.copytree(base / "home" / ".st" / "continuity" / "made", base / "home" / ".local/state/continuity/made")
     return tree
 
 

@@ -29,7 +29,7 @@ from briefkit import (
     subprocess_env,
     write,
 )
-from conftest import git, use_connection
+from conftest import git, use_connection, write_connection
 from typer.testing import CliRunner
 
 from continuity import limits
@@ -360,7 +360,7 @@ def test_broken_connection_file_is_unavailable_not_silent(repo: Path, content: b
 
 def test_connection_file_that_is_a_link_is_not_followed(repo: Path, vault: Path, tmp_path: Path) -> None:
     real = tmp_path / "elsewhere"
-    real.write_text(connection.render_connection(vault, "dev-a", "demo-app", None))
+    write_connection(real, connection.render_connection(vault, "dev-a", "demo-app", None))
     (repo / connection.CONNECTION_FILE).symlink_to(real)
     context = context_of(run_hook(payload(repo)))
     assert 'status="unavailable"' in context and MARK["soul"] not in context
@@ -471,15 +471,16 @@ def test_import_failure_reruns_with_the_connections_python(
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\nunset PYTHONPATH\nexec "{sys.executable}" "$@"\n')
     wrapper.chmod(0o755)
-    (connected / connection.CONNECTION_FILE).write_text(
-        connection.render_connection(vault, "dev-a", "demo-app", str(wrapper))
+    write_connection(
+        connected / connection.CONNECTION_FILE, connection.render_connection(vault, "dev-a", "demo-app", str(wrapper))
     )
     expected = context_of(run_hook(payload(connected), env=hook_env(CONTINUITY_NO_CACHE="1")))
     assert MARK["soul"] in expected
     assert context_of(run_hook(payload(connected), env=no_dependencies)) == expected
     # a named interpreter that does not exist: the notice, never a traceback
-    (connected / connection.CONNECTION_FILE).write_text(
-        connection.render_connection(vault, "dev-a", "demo-app", str(tmp_path / "missing-python"))
+    write_connection(
+        connected / connection.CONNECTION_FILE,
+        connection.render_connection(vault, "dev-a", "demo-app", str(tmp_path / "missing-python")),
     )
     # the warm path would answer without any import otherwise
     shutil.rmtree(os.path.join(userdirs.cache_dir(), "startup"))
@@ -500,7 +501,7 @@ def test_a_python_the_repository_chose_or_others_can_write_is_never_run(
     conn_file = connected / connection.CONNECTION_FILE
 
     def run_with(python: str) -> str:
-        conn_file.write_text(connection.render_connection(vault, "dev-a", "demo-app", python))
+        write_connection(conn_file, connection.render_connection(vault, "dev-a", "demo-app", python))
         shutil.rmtree(os.path.join(userdirs.cache_dir(), "startup"), ignore_errors=True)
         return context_of(run_hook(payload(connected), env=no_dependencies))
 
@@ -515,8 +516,8 @@ def test_a_python_the_repository_chose_or_others_can_write_is_never_run(
     assert MARK["soul"] in run_with(str(planted))  # this computer's own, untracked program: run
     assert marker.exists()
     marker.unlink()
-    git(connected, "add", "-f", connection.CONNECTION_FILE)  # a committed connection names nothing runnable
-    assert "could not import" in run_with(str(planted))
+    git(connected, "add", "-f", connection.CONNECTION_FILE)  # a committed connection is not used at all
+    assert "connection file could not be used" in run_with(str(planted))
     assert not marker.exists()
     git(connected, "rm", "-q", "--cached", connection.CONNECTION_FILE)
     assert not reexec.trusted_interpreter("python3", conn_file, connected)

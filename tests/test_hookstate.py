@@ -14,7 +14,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import use_connection
+from conftest import use_connection, write_connection
 from typer.testing import CliRunner
 
 from continuity import limits
@@ -33,7 +33,7 @@ def connected(tmp_path: Path) -> Path:
     vault = tmp_path / "vault"
     vault.mkdir()
     target = Path(os.environ[connection.ENV_CONNECTION])
-    target.write_text(connection.render_connection(vault, "dev-a", "demo", None))
+    write_connection(target, connection.render_connection(vault, "dev-a", "demo", None))
     return tmp_path
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from conftest import write_connection
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
@@ -268,7 +269,7 @@ def cli(args: list[str]) -> Result:
 @pytest.fixture
 def connected(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     file = tmp_path / "connection"
-    file.write_text(render_connection(vault, DEVICE, "demo", None))
+    write_connection(file, render_connection(vault, DEVICE, "demo", None))
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(file))
     return vault
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
+from conftest import write_connection
 from secret_corpus import checksummed, j
 from typer.testing import CliRunner
 
@@ -592,7 +593,7 @@ def cli(args: list[str]) -> Result:
 
 def connect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vault: Path) -> None:
     file = tmp_path / "connection"
-    file.write_text(render_connection(vault, DEVICE, PROJECT, None))
+    write_connection(file, render_connection(vault, DEVICE, PROJECT, None))
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(file))
 
 

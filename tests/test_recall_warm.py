@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write_connection
 from hookkit import LIFECYCLE, hook_env
 from typer.testing import CliRunner
 
@@ -266,7 +267,7 @@ def test_a_recall_command_line_is_read_as_click_reads_it(
 
 def connect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vault: Path) -> Path:
     file = tmp_path / "connection"
-    file.write_text(render_connection(vault, DEVICE, PROJECT, None))
+    write_connection(file, render_connection(vault, DEVICE, PROJECT, None))
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(file))
     return file
 
@@ -291,7 +292,7 @@ def test_failures_come_out_as_one_error_line_and_their_exit_code(
 
 def test_the_lifecycle_command_recalls_in_a_new_process(vault: Path, tmp_path: Path) -> None:
     note(vault, "30-memory/facts/a.md", "a", "zebra body")
-    (tmp_path / "connection").write_text(render_connection(vault, DEVICE, PROJECT, None))
+    write_connection((tmp_path / "connection"), render_connection(vault, DEVICE, PROJECT, None))
     env = hook_env(AGENT_VAULT_CONNECTION=str(tmp_path / "connection"))
     env.pop("CONTINUITY_DEBUG", None)
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import write_connection
 from syncvaults import bare_remote, devices, git, new_vault, remote_file, remote_history
 from typer.testing import CliRunner
 
@@ -98,7 +99,7 @@ def test_secret_is_held_back_named_by_line_and_exit_5(tmp_path: Path, monkeypatc
     a.write("30-memory/facts/leak.md", NOTE.format(body=f"the key is {SECRET}"))
     a.write("30-memory/facts/clean.md", NOTE.format(body="nothing to hide"))
     conn = tmp_path / "conn"
-    conn.write_text(connection.render_connection(a.vault, a.name, "demo", sys.executable))
+    write_connection(conn, connection.render_connection(a.vault, a.name, "demo", sys.executable))
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(conn))
     result = CliRunner().invoke(app, ["sync", "--json"])
     assert result.exit_code == EXIT_REJECTED
@@ -154,7 +155,7 @@ def test_remote_with_a_secret_is_left_out_by_the_loader(tmp_path: Path, monkeypa
     a.sync()
     assert SECRET in (a.vault / "00-system/SOUL.md").read_text()
     conn = tmp_path / "conn"
-    conn.write_text(connection.render_connection(a.vault, a.name, "demo", sys.executable))
+    write_connection(conn, connection.render_connection(a.vault, a.name, "demo", sys.executable))
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(conn))
     monkeypatch.setenv("CONTINUITY_NO_CACHE", "1")
     rendered = CliRunner().invoke(app, ["render", "--format", "json"])
@@ -267,7 +268,7 @@ def test_offline_sync_keeps_the_commit_and_exits_3(tmp_path: Path, monkeypatch: 
     remote.rename(tmp_path / "gone.git")
     a.write("30-memory/facts/offline.md", NOTE.format(body="offline"))
     conn = tmp_path / "conn"
-    conn.write_text(connection.render_connection(a.vault, a.name, "demo", sys.executable))
+    write_connection(conn, connection.render_connection(a.vault, a.name, "demo", sys.executable))
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(conn))
     result = CliRunner().invoke(app, ["sync"])
     assert result.exit_code == EXIT_NOT_CONNECTED
@@ -316,7 +317,7 @@ def test_doctor_reports_the_sync_state(tmp_path: Path, monkeypatch: pytest.Monke
     from continuity.health import doctor
 
     conn = tmp_path / "conn"
-    conn.write_text(connection.render_connection(a.vault, a.name, "demo", sys.executable))
+    write_connection(conn, connection.render_connection(a.vault, a.name, "demo", sys.executable))
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(conn))
     checks = {item.id: item for item in doctor.run(tmp_path).checks}
     assert checks["sync"].level == "ok" and "last sync" in checks["sync"].message
@@ -341,7 +342,7 @@ def test_startup_hook_never_syncs(tmp_path: Path, repo: Path) -> None:
     remote, (a,) = devices(tmp_path, 1)
     a.write("30-memory/facts/unsynced.md", NOTE.format(body="local"))
     before = git(a.vault, "rev-parse", "main"), git(a.vault, "status", "--porcelain")
-    (repo / ".agent-vault").write_text(connection.render_connection(a.vault, a.name, "demo-app", sys.executable))
+    write_connection((repo / ".agent-vault"), connection.render_connection(a.vault, a.name, "demo-app", sys.executable))
     script = Path(__file__).resolve().parents[1] / "scripts" / "agent-startup-context.py"
     env = {k: v for k, v in os.environ.items() if k != "AGENT_VAULT_CONNECTION"}
     payload = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(repo)})
@@ -396,7 +397,7 @@ def test_lease_commands_through_a_git_vault(tmp_path: Path, monkeypatch: pytest.
     runner = CliRunner()
     for device in (a, b):
         conn = tmp_path / f"{device.name}.conn"
-        conn.write_text(connection.render_connection(device.vault, device.name, "demo", sys.executable))
+        write_connection(conn, connection.render_connection(device.vault, device.name, "demo", sys.executable))
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(tmp_path / "dev-a.conn"))
     taken = runner.invoke(app, ["lease", "acquire", "--ttl", "1h"])
     assert taken.exit_code == 0 and "the remote records this lease" in taken.stderr

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import write_connection
 from syncvaults import Device, devices, git, remote_history
 
 from continuity import limits
@@ -57,7 +58,7 @@ class World:
         self.conns: dict[str, Path] = {}
         for device in self.devices:
             conn = tmp_path / f"{device.name}.agent-vault"
-            conn.write_text(connection.render_connection(device.vault, device.name, "demo", sys.executable))
+            write_connection(conn, connection.render_connection(device.vault, device.name, "demo", sys.executable))
             self.conns[device.name] = conn
         self.counter = 0
         self.own: dict[str, str] = {}  # rel -> latest content (each written by one device only)

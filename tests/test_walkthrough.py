@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import use_connection
+from conftest import use_connection, write_connection
 from typer.testing import CliRunner
 from writer_support import HANDOFF_BODY
 
@@ -54,7 +54,7 @@ def test_handoff_show_takes_the_file_name_as_printed(tmp_path: Path, monkeypatch
     for rel in ("00-system", "20-state/handoffs", "50-devices/dev-a"):
         (root / rel).mkdir(parents=True)
     conn = tmp_path / "connection.yaml"
-    conn.write_text(connection.render_connection(root, "dev-a", "demo", None))
+    write_connection(conn, connection.render_connection(root, "dev-a", "demo", None))
     monkeypatch.setenv(connection.ENV_CONNECTION, str(conn))
     monkeypatch.chdir(tmp_path)
     _conn, ctx = writer.connect(tmp_path)

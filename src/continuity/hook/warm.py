@@ -18,7 +18,7 @@ import time
 
 from continuity import ids, limits
 from continuity.brief.record import is_current, read_record, record_path
-from continuity.local import connfile, userdirs
+from continuity.local import connfile, made, userdirs
 from continuity.local.repo import top_level
 from continuity.safeio import read_regular, write_private
 
@@ -67,11 +67,15 @@ def serve(payload: dict[str, object], harness: str, code: str) -> bytes | None:
     if harness not in HARNESSES or os.environ.get("CONTINUITY_NO_CACHE") == "1":
         return None
     repo = top_level(cwd)
-    conn_file = os.environ.get("AGENT_VAULT_CONNECTION") or (os.path.join(repo, connfile.NAME) if repo else "")
+    override = os.environ.get("AGENT_VAULT_CONNECTION")
+    conn_file = override or (os.path.join(repo, connfile.NAME) if repo else "")
     try:
-        values = connfile.parse(read_regular(conn_file, limits.CONNECTION_CAP_BYTES).decode("utf-8"))
+        data = read_regular(conn_file, limits.CONNECTION_CAP_BYTES)
+        values = connfile.parse(data.decode("utf-8"))
     except (OSError, ValueError):
         return None
+    if not override and not made.is_made(made.CONNECTION, conn_file, hashlib.sha256(data).hexdigest()):
+        return None  # not this computer's connection: the full path says why (`connection.check_trusted`)
     root, project, device = values.get("vault", ""), values.get("project"), values.get("device")
     if not os.path.isabs(root) or not ids.is_valid_id(project) or not ids.is_valid_id(device):
         return None

@@ -8,6 +8,15 @@ outside that subset is reported as invalid rather than guessed at.
 Discovery, in order: `AGENT_VAULT_CONNECTION` (a path to a connection file), the git top level of the
 current directory, then the other worktrees of the same repository (`git worktree list`): exactly one
 distinct connection among them is reused, several that disagree are an error that names them.
+
+A connection file in a checkout is used only when this computer's `lifecycle init` made it, byte for
+byte (`init` records the file's real path and SHA-256 in machine-local state, `local.made`), and git
+does not track it: a repository can commit an `.agent-vault` naming a vault of its own (even
+`/proc/self/cwd/...`), whose notes the hook would otherwise inject as the person's approved memory.
+A connection made before this record existed is confirmed by running `lifecycle init --vault PATH`
+again; nothing else (least of all the hook) records one. The vault a connection names is never
+inside the checkout it connects. The environment's `AGENT_VAULT_CONNECTION` is the person's own
+choice and needs no record, but its vault is held to the same placement rule.
 """
 
 from __future__ import annotations
@@ -33,6 +42,45 @@ class AmbiguousConnection(NotConnected):
     """Sibling worktrees hold connections that disagree."""
 
 
+class UntrustedConnection(NotConnected):
+    """A connection file this computer's `init` did not make, one git tracks, or one whose vault is
+    inside the checkout: never used."""
+
+
+CONFIRM = "run 'lifecycle init --vault PATH' in this checkout with the vault you mean, to make or confirm it"
+
+
+def _vault_inside(vault: str, repo: Path) -> bool:
+    top = os.path.realpath(repo)
+    where = os.path.realpath(vault)
+    return where == top or where.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def check_trusted(file: Path, data: bytes, found_via: str, repo: Path | None, vault: str) -> None:
+    """UntrustedConnection unless the connection may be used (see the module's docstring)."""
+    checkouts = [repo] if found_via == "env" else [repo, file.parent]  # this one, and the file's own
+    if any(top is not None and _vault_inside(vault, top) for top in checkouts):
+        raise UntrustedConnection(
+            f"{file} names a vault inside this checkout, which a repository could supply; it is not used. {CONFIRM}"
+        )
+    if found_via == "env":
+        return
+    import hashlib
+
+    from continuity.local import made
+
+    if not made.is_made(made.CONNECTION, file, hashlib.sha256(data).hexdigest()):
+        raise UntrustedConnection(
+            f"{file} was not made by 'lifecycle init' on this computer (it came with the repository, was "
+            f"edited, or predates init's record of it), so it is not used; {CONFIRM}"
+        )
+    if made.tracked(file.parent, file):  # the checkout (or sibling worktree) whose top level holds it
+        raise UntrustedConnection(
+            f"{file} is tracked by git: a connection that comes with the repository is never used; run "
+            f"'git rm --cached {file.name}', then {CONFIRM}"
+        )
+
+
 class Connection(NamedTuple):
     vault: Path
     device: str
@@ -51,7 +99,8 @@ def parse_connection_text(text: str, name: str = CONNECTION_FILE) -> dict[str, s
         raise InputRejected(str(exc)) from None
 
 
-def load_connection(file: Path, found_via: str, repo: Path | None) -> Connection:
+def load_connection(file: Path, found_via: str, repo: Path | None, *, trusted_only: bool = True) -> Connection:
+    """The connection in `file`; with `trusted_only` (everything but `init`), only one `check_trusted` accepts."""
     try:
         info = os.lstat(file)
     except FileNotFoundError:
@@ -78,6 +127,8 @@ def load_connection(file: Path, found_via: str, repo: Path | None) -> Connection
     for key, value in (("device", device), ("project", project)):
         if not ids.is_valid_id(value):
             raise NotConnected(f"{file}: '{key}' must match ^[a-z0-9][a-z0-9-]{{0,62}}$")
+    if trusted_only:
+        check_trusted(file, data, found_via, repo, vault)
     python = values.get("python") or None
     return Connection(Path(vault), device, project, python, file, found_via, repo)
 

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import stat
-import subprocess
 
 from continuity.local import userdirs
 
@@ -113,6 +112,8 @@ def file_digest(path: str | os.PathLike[str], cap: int) -> str | None:
 
 def tracked(repo: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
     """Whether git tracks `path` in `repo` (then a clone, not this computer, chose it); True when unsure."""
+    import subprocess  # not at import time: the hook's warm path reads records and never runs git
+
     try:
         done = subprocess.run(
             ["git", "-C", os.fspath(repo), "ls-files", "--error-unmatch", "--", os.fspath(path)],

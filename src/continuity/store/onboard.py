@@ -30,7 +30,7 @@ from pathlib import Path
 
 from continuity import ids, limits
 from continuity.errors import InputRejected, NotConnected
-from continuity.local import connection, identity as repo_identity, userdirs
+from continuity.local import connection, identity as repo_identity, made, userdirs
 from continuity.local.repo import find_repo_root
 from continuity.store import atomic
 from continuity.vault import layout, locate, notes, projects
@@ -162,7 +162,7 @@ def init(
     existing: connection.Connection | None = None
     if os.path.lexists(file):
         try:
-            existing = connection.load_connection(file, "checkout", repo)
+            existing = connection.load_connection(file, "checkout", repo, trusted_only=False)
         except NotConnected:
             if not force:
                 raise InputRejected(f"{file} exists but is invalid; rerun with --force to replace it") from None
@@ -220,6 +220,8 @@ def init(
     elif stat.S_IMODE(file.stat().st_mode) != 0o600:
         file.chmod(0o600)
     result.exclude_added = connection.ensure_ignored(repo, connection.CONNECTION_FILE)
+    # Only now is the file this computer's: the hook and every command use nothing init did not make.
+    made.remember(made.CONNECTION, file, hashlib.sha256(text.encode("utf-8")).hexdigest())
     remember_device(root, device)
     return result
 
