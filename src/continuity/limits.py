@@ -20,6 +20,14 @@ WARM_POLICY_CAP_BYTES = 64 * KIB
 # A frontmatter block larger than this is refused before YAML sees it (bounds parser work).
 FRONTMATTER_CAP_BYTES = 16 * KIB
 FRONTMATTER_MAX_DEPTH = 16
+# The YAML parser's work is bounded in its scanner, before any tree is built: a block that needs more
+# tokens than this, or nests deeper than FRONTMATTER_MAX_DEPTH while being scanned, is refused at
+# once. (A reviewed note has a few dozen tokens; the cost of a block is about linear in its tokens.)
+FRONTMATTER_MAX_TOKENS = 2048
+# What one startup hook run may spend on YAML in all (flat blocks, read without YAML, cost nothing
+# here): past it, further notes with YAML frontmatter are left out as invalid, so the hook's cost
+# is bounded by the caps whatever the vault holds.
+FRONTMATTER_RUN_MAX_TOKENS = 8192
 # The connection file is a handful of lines.
 CONNECTION_CAP_BYTES = 8 * KIB
 # What the hook reads from the harness on stdin.

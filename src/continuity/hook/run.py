@@ -32,7 +32,10 @@ def run_hook(harness: str, data: bytes, code: str | None = None) -> str:
     cwd = Path(raw_cwd) if isinstance(raw_cwd, str) and raw_cwd else Path.cwd()
     if event in render.EVENTS:
         assert isinstance(event, str)
-        brief = build.build_safely(cwd, event, harness, code=code)
+        from continuity.vault import notes
+
+        with notes.run_allowance():  # whatever the vault holds, YAML costs this run a bounded time
+            brief = build.build_safely(cwd, event, harness, code=code)
         if brief is None:
             return ""
         from continuity.hook import hookstate

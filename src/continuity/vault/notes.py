@@ -3,15 +3,21 @@
 Only this module imports ruamel.yaml, and only when a frontmatter block is actually parsed, so the
 startup hook's cached path never pays for it. Frontmatter is parsed in safe mode and refused when it
 has duplicate keys, anchors or aliases (the "billion laughs" family), nesting deeper than
-`FRONTMATTER_MAX_DEPTH`, more than `FRONTMATTER_CAP_BYTES`, or is not a mapping. Text must be valid
+`FRONTMATTER_MAX_DEPTH`, more than `FRONTMATTER_CAP_BYTES`, or is not a mapping. The parser's work
+is bounded while it scans the text, before any tree is built (`_bounded_scanner`): a pure-Python
+YAML scanner spends time on every open flow level for every token, so `x: [[[[…` of 16 KiB would
+cost seconds before a depth check on the tree could run. The startup hook also caps what one run
+spends on YAML in all (`run_allowance`). Text must be valid
 UTF-8; a leading BOM is dropped and every line ending becomes `\\n` before anything else looks at it,
 so line numbers in notices count from the first line of the file, frontmatter included.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from continuity import limits
@@ -68,10 +74,58 @@ def split_frontmatter(text: str, name: str) -> tuple[str | None, str, int]:
     return front, body, line_no + 1
 
 
+class _Bound(Exception):
+    """The scanner stopped at a cap; the message says which."""
+
+
+_RUN_LEFT: list[int] = []  # the tokens the current run may still scan; empty: no run allowance
+_SCANNED: list[int] = [0]  # every token any scanner in this process asked for (the work done)
+
+
+def tokens_scanned() -> int:
+    """How many times a scanner in this process fetched tokens: the measure of YAML work done."""
+    return _SCANNED[0]
+
+
+@contextlib.contextmanager
+def run_allowance(tokens: int = limits.FRONTMATTER_RUN_MAX_TOKENS) -> Iterator[None]:
+    """Within this block, all YAML scanned together stops after `tokens` tokens (the startup hook)."""
+    _RUN_LEFT.append(tokens)
+    try:
+        yield
+    finally:
+        _RUN_LEFT.pop()
+
+
+def _bounded_scanner() -> Any:
+    """ruamel.yaml's scanner, stopped as soon as a block passes a cap: each call of `fetch_more_tokens`
+    makes at least one token, and the depth it sees (open flow collections plus block indentation
+    levels) is never more than the depth of the tree being described, so nothing the tree check
+    would accept is refused here, and nothing is scanned past the caps."""
+    from ruamel.yaml.scanner import Scanner
+
+    class BoundedScanner(Scanner):  # type: ignore[misc]
+        def fetch_more_tokens(self) -> Any:
+            self.continuity_tokens = getattr(self, "continuity_tokens", 0) + 1
+            _SCANNED[0] += 1
+            if self.continuity_tokens > limits.FRONTMATTER_MAX_TOKENS:
+                raise _Bound(f"frontmatter has more than {limits.FRONTMATTER_MAX_TOKENS} YAML tokens")
+            if self.flow_level + len(self.indents) > limits.FRONTMATTER_MAX_DEPTH:
+                raise _Bound("frontmatter is nested too deeply")
+            if _RUN_LEFT:
+                _RUN_LEFT[-1] -= 1
+                if _RUN_LEFT[-1] < 0:
+                    raise _Bound("left out: this run's allowance for YAML frontmatter is spent")
+            return super().fetch_more_tokens()
+
+    return BoundedScanner
+
+
 def _yaml() -> Any:
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="safe", pure=True)
+    yaml.Scanner = _bounded_scanner()
     yaml.allow_duplicate_keys = False
     return yaml
 
@@ -162,6 +216,8 @@ def _load_yaml(front: str, name: str) -> Any:
         return constructor.construct_document(root)
     except NoteError:
         raise
+    except _Bound as exc:
+        raise NoteError(f"{name}: {exc}", "invalid") from None
     except YAMLError as exc:
         where = _error_line(exc)
         problem = getattr(exc, "problem", None) or type(exc).__name__
