@@ -108,9 +108,19 @@ def measure(
 
 
 def fresh_state(env: dict[str, str]) -> Callable[[int], None]:
+    """An empty cache, and a state folder with only what `lifecycle init` left in it (this computer's
+    device id and its record of the connection it made), as on the first session after set-up."""
+
     def empty(_: int) -> None:
-        for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME"):
-            shutil.rmtree(env[name], ignore_errors=True)
+        shutil.rmtree(env["XDG_CACHE_HOME"], ignore_errors=True)
+        state = Path(env["XDG_STATE_HOME"]) / "continuity"
+        for child in state.iterdir() if state.is_dir() else ():
+            if child.name in ("devices", "made"):
+                continue
+            if child.is_dir():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
 
     return empty
 

@@ -46,7 +46,7 @@ PINNED_MODULES = {
     "continuity/__init__.py": "813202bb5122288172e774fc4b1fbc494be0934393577ec77baed3ddd4d0f5e2",
     "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/limits.py": "e325290090d5338243bf2904f0ec48cdc516ba5b47fb06c8e1a6e02c2a6e49c9",
+    "continuity/limits.py": "cd8b0ceac8b2ac4924100ac9938c4e5ad0158ee67cd247152d0b3dd4229c4559",
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
@@ -61,7 +61,7 @@ PINNED_MODULES = {
     "continuity/store/__init__.py": "a2463505c6daf17ae652450a61730e5f17d27e6287a1cd6a6c2b4250c2e6f697",
     "continuity/store/atomic.py": "76de5b4e2c6efb5b6f9b5d76be3cdc70729d576ceaf48c9253aaf7f891737768",
     "continuity/vault/__init__.py": "1b42f948582f910972d0d2a22aa0147a8b7cc619e7c1ab694f45fb11a5522fac",
-    "continuity/vault/access.py": "e8c0003a5df9dd9a762907d5741223a3be6bcdce4aab3c5b59ca99667d7158ee",
+    "continuity/vault/access.py": "6bac32f06a9131f0e71e3655bf4c16bd984990956ad3606a1cc22cfd2a93174f",
     "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
 }
 # END PINNED MODULES

@@ -242,7 +242,7 @@ def test_the_windows_commands_run_the_same_check(tmp_path: Path) -> None:
     for event in ("SessionStart", "SubagentStart", "Stop"):
         handler = ours(doc, event)["hooks"][0]
         windows = handler["commandWindows"]
-        found = re.fullmatch(r'python -I -S -c "([^"]*)" "(scripts/agent-startup-context\.py)" (.*)', windows, re.S)
+        found = re.fullmatch(r"""python -I -S -c "([^"]*)" '(scripts/agent-startup-context\.py)' (.*)""", windows, re.S)
         assert found, windows
         code, script, rest = found.group(1), found.group(2), found.group(3).split()
         assert "$" not in code and "`" not in code and "'" not in shlex.split(handler["command"])[4]

@@ -28,6 +28,9 @@ FRONTMATTER_MAX_TOKENS = 2048
 # here): past it, further notes with YAML frontmatter are left out as invalid, so the hook's cost
 # is bounded by the caps whatever the vault holds.
 FRONTMATTER_RUN_MAX_TOKENS = 8192
+# A note whose file has other hard links is refused, after one look again this long later: the atomic
+# writer's own link of its temporary file to a new note's name lasts two system calls.
+HARD_LINK_RECHECK_SECONDS = 0.02
 # The connection file is a handful of lines.
 CONNECTION_CAP_BYTES = 8 * KIB
 # What the hook reads from the harness on stdin.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,21 +88,36 @@ Found = list[tuple[Path, bool]]  # (path, True when it is a folder that could no
 
 
 def _walk(folder: Path, found: Found) -> None:
-    """Every non-hidden `*.md` entry and every non-hidden link below `folder`, links not followed."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except OSError:
-        found.append((folder, True))
-        return
-    for entry in entries:
+    """Every non-hidden `*.md` entry and every non-hidden link below `folder`, links not followed.
+
+    Depth first in name order, with an explicit stack rather than recursion: a folder nested a few
+    thousand levels deep (as anyone can make) must be listed, not end the scan with a RecursionError.
+    """
+    stack: list[tuple[Path, Iterator[os.DirEntry[str]]]] = []
+
+    def enter(path: Path) -> None:
+        try:
+            entries = sorted(os.scandir(path), key=lambda entry: entry.name)
+        except OSError:
+            found.append((path, True))
+            return
+        stack.append((path, iter(entries)))
+
+    enter(folder)
+    while stack:
+        parent, pending = stack[-1]
+        entry = next(pending, None)
+        if entry is None:
+            stack.pop()
+            continue
         if entry.name.startswith("."):
             continue
-        path = folder / entry.name
+        path = parent / entry.name
         try:
             if entry.is_symlink():
                 found.append((path, False))
             elif entry.is_dir(follow_symlinks=False):
-                _walk(path, found)
+                enter(path)
             elif entry.name.endswith(NOTE_SUFFIX):
                 found.append((path, False))
         except OSError:

@@ -6,9 +6,9 @@ command in its `/hooks` dialog, where the person decides whether to trust it, so
 reader: whole words, one job, at most HOOK_COMMAND_MAX_CHARS characters. In full, for a start event:
 
     python3 -I -S -c 'import hashlib, os, sys
-    while not os.path.exists(".git") and os.path.dirname(os.getcwd()) != os.getcwd():
-        os.chdir("..")
     script, digest, *args = sys.argv[1:]
+    while not os.path.isfile(script) and os.path.dirname(os.getcwd()) != os.getcwd():
+        os.chdir("..")
     code = open(script, "rb").read()
     if hashlib.sha256(code).hexdigest() == digest:
         sys.argv = [script, *args]
@@ -23,15 +23,20 @@ folder is said once, as a shell variable, and both paths start from it:
     base=/home/alice/.local/pipx/venvs/continuity; "$base/bin/python" -I -S -c '…'
     "$base/lib/python3.12/site-packages/continuity/_scripts/agent-startup-context.py" <sha256> --hook …
 
-It goes up to the repository's top level (the session may start in a subfolder; walking up to `.git`
-costs a fraction of what running `git rev-parse` would at every session start), hashes the script and
+It goes up to the nearest folder that holds the script (the session may start in a subfolder, or in a
+repository nested inside the checkout, whose own `.git` is not where the script is; walking costs a
+fraction of what running `git rev-parse` would at every session start), hashes the script and
 on a match runs exactly the bytes it hashed, as `__main__` with the script's path as argv[0]; on a
-mismatch a start handler prints a fixed notice that private memory was not restored, and every other
-handler prints nothing. `-I -S` keeps the user's environment, site-packages and the current folder
-out of the interpreter. A user-scope command names the script by its absolute path and does not walk.
+mismatch a start handler prints a fixed notice that private memory was not restored, and every
+other handler prints nothing. `-I -S` keeps the user's environment, site-packages and the current
+folder out of the interpreter. A user-scope command names the script by its absolute path and does
+not walk.
 
 The PowerShell form (`commandWindows`) runs the same program with its quotes swapped, so that it fits
-inside PowerShell's double quotes: the program holds no single quote, `$` or backtick.
+inside PowerShell's double quotes: the program holds no single quote, `$` or backtick. Every path in
+it is a single-quoted PowerShell literal (`ps_literal`), where nothing is expanded: inside double
+quotes a path holding `$(…)` would run it. PowerShell takes the typographic quotes ‘ ’ ‚ ‛ as single
+quotes too, so each of them is doubled like `'`.
 """
 
 from __future__ import annotations
@@ -41,13 +46,16 @@ import shlex
 from continuity import limits
 
 CHANGED_NOTICE = "Private memory was not restored: the startup script changed since this hook was reviewed."
-_IMPORTS = "import hashlib, sys"
-_TO_TOP_LEVEL = """import hashlib, os, sys
-while not os.path.exists(".git") and os.path.dirname(os.getcwd()) != os.getcwd():
+_ARGS = """import hashlib, os, sys
+script, digest, *args = sys.argv[1:]"""
+_ARGS_ONLY = """import hashlib, sys
+script, digest, *args = sys.argv[1:]"""
+_TO_TOP_LEVEL = """
+while not os.path.isfile(script) and os.path.dirname(os.getcwd()) != os.getcwd():
     os.chdir("..")"""
+_READ = """
+code = open(script, "rb").read()"""
 _CHECK = """
-script, digest, *args = sys.argv[1:]
-code = open(script, "rb").read()
 if hashlib.sha256(code).hexdigest() == digest:
     sys.argv = [script, *args]
     exec(compile(code, script, "exec"), {"__name__": "__main__"})"""
@@ -64,7 +72,7 @@ def program(*, notice: bool, walk: bool) -> str:
     text, which both harnesses give the model as context at SessionStart and Codex also at
     SubagentStart; the other handlers answer a mismatch with nothing.
     """
-    return (_TO_TOP_LEVEL if walk else _IMPORTS) + _CHECK + (_NOTICE if notice else "")
+    return (_ARGS + _TO_TOP_LEVEL if walk else _ARGS_ONLY) + _READ + _CHECK + (_NOTICE if notice else "")
 
 
 def _absolute(script: str) -> bool:
@@ -81,7 +89,7 @@ def _shared_base(python: str, script: str, sep: str) -> tuple[str, str, str] | N
     base = python
     while base and not script.startswith(base.rstrip(sep) + sep):
         base = base.rpartition(sep)[0]
-    if base.count(sep) < 2 or any(c in python + script for c in '"$`'):
+    if base.count(sep) < 2 or any(c in python + script for c in '"$`\\' if c != sep):
         return None
     base = base.rstrip(sep)
     return base, python[len(base) + 1 :], script[len(base) + 1 :]
@@ -100,18 +108,27 @@ def posix_command(python: str, script: str, digest: str, args: list[str], *, not
     )
 
 
+PS_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"  # every character PowerShell reads as a single quote
+
+
+def ps_literal(text: str) -> str:
+    """`text` as a PowerShell single-quoted string: taken as it is, nothing expanded."""
+    return "'" + "".join(c + c if c in PS_SINGLE_QUOTES else c for c in text) + "'"
+
+
 def windows_command(python: str, script: str, digest: str, args: list[str], *, notice: bool) -> str:
-    """The same command for PowerShell (Codex's `commandWindows`); `python` unquoted."""
+    """The same command for PowerShell (Codex's `commandWindows`); `python` unquoted when it is a name."""
     code = program(notice=notice, walk=not _absolute(script)).replace('"', "'")
     sep = "\\" if "\\" in script else "/"
     shared = _shared_base(python, script, sep)
     rest = " ".join([digest, *args])
     if not _absolute(python):
-        return f'{python} -I -S -c "{code}" "{script}" {rest}'
+        return f'{python} -I -S -c "{code}" {ps_literal(script)} {rest}'
     if shared is None:
-        return f'& "{python}" -I -S -c "{code}" "{script}" {rest}'
+        return f'& {ps_literal(python)} -I -S -c "{code}" {ps_literal(script)} {rest}'
     base, python_rel, script_rel = shared
-    return f'${BASE}="{base}"; & "${BASE}{sep}{python_rel}" -I -S -c "{code}" "${BASE}{sep}{script_rel}" {rest}'
+    exe, arg = ps_literal(sep + python_rel), ps_literal(sep + script_rel)
+    return f'${BASE}={ps_literal(base)}; & (${BASE}+{exe}) -I -S -c "{code}" (${BASE}+{arg}) {rest}'
 
 
 def split(command: str) -> tuple[str, str, str] | None:

@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from continuity import safeio
+from continuity import limits, safeio
 from continuity.errors import InputRejected, NoteError
 
 # The layout's names, re-exported: `vault.SOUL` and friends are how the rest of the code names them.
@@ -80,6 +80,19 @@ def real_folder(root: Path, rel_dir: str) -> bool:
     return True
 
 
+def _other_links(fd: int, info: os.stat_result) -> bool:
+    """Whether the file has names besides this one: a hard link reaches a file outside the vault (or
+    another note) as a symbolic link would. `atomic.write_bytes` links its temporary file to a new
+    note's name and unlinks the temporary at once; a read that lands between the two calls looks
+    once more after a moment, so only a link that stays is refused."""
+    if info.st_nlink <= 1:
+        return False
+    import time
+
+    time.sleep(limits.HARD_LINK_RECHECK_SECONDS)
+    return os.fstat(fd).st_nlink > 1
+
+
 def read_capped(vault: Path, rel: str, cap: int) -> bytes:
     """The bytes of a regular vault file of at most `cap` bytes, or a NoteError with its reason.
 
@@ -99,6 +112,8 @@ def read_capped(vault: Path, rel: str, cap: int) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NoteError(f"{rel} is not a regular file", "invalid")
+        if _other_links(fd, info):
+            raise NoteError(f"{rel} has other hard links (links are never followed)", "link")
         if info.st_size > cap:
             raise NoteError(f"{rel} is {info.st_size} bytes, over its cap of {cap}", "too_large")
         data = safeio.read_fd_capped(fd, cap)
@@ -119,7 +134,7 @@ def read_head(root: Path, rel: str, size: int) -> tuple[bytes, int] | None:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or _other_links(fd, info):
             return None
         return os.read(fd, size), info.st_size
     except OSError:
