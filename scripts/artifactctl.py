@@ -24,8 +24,12 @@ import time
 
 TYPE_CHECKING = False  # not typing's: the hook form imports nothing it does not need
 if TYPE_CHECKING:
+    from importlib.abc import Loader
+    from importlib.machinery import ModuleSpec
     from types import ModuleType
-ModuleSpec = type(sys.__spec__)  # importlib.machinery.ModuleSpec, without importing importlib
+else:
+    Loader = object
+    ModuleSpec = type(sys.__spec__)  # importlib.machinery.ModuleSpec, without importing importlib
 
 HERE = os.path.dirname(os.path.abspath(sys.argv[0]))
 # A checkout keeps the package in src/ beside scripts/; an installed package carries this file in
@@ -86,13 +90,13 @@ def checked_sources() -> "dict[str, bytes] | None":
     return found or None
 
 
-class PinnedLoader:
+class PinnedLoader(Loader):
     """Runs a module from the bytes that were checked, compiled now (never from a cache)."""
 
     def __init__(self, path: str, data: bytes) -> None:
         self.path, self.data = path, data
 
-    def create_module(self, spec: object) -> None:
+    def create_module(self, spec: ModuleSpec) -> None:
         return None
 
     def exec_module(self, module: "ModuleType") -> None:
@@ -107,7 +111,7 @@ class PinnedFinder:
     def __init__(self, sources: "dict[str, bytes]") -> None:
         self.sources = sources
 
-    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+    def find_spec(self, name: str, path: object = None, target: object = None) -> "ModuleSpec | None":
         if name != "continuity" and not name.startswith("continuity."):
             return None
         base = name.replace(".", "/")

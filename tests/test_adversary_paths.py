@@ -74,6 +74,24 @@ def test_the_atomic_writers_own_link_is_gone_before_any_read(tmp_path: Path) -> 
 # --- folders deeper than the interpreter's recursion limit ----------------------------------------
 
 
+def remove_deep(top: Path) -> None:
+    """Remove a chain of `d` folders bottom up, without recursion (shutil.rmtree would recurse)."""
+    here = os.getcwd()
+    os.chdir(top)
+    try:
+        levels = 0
+        while os.path.isdir("d"):
+            os.chdir("d")
+            levels += 1
+        for name in os.listdir("."):
+            os.unlink(name)
+        for _ in range(levels):
+            os.chdir("..")
+            os.rmdir("d")
+    finally:
+        os.chdir(here)
+
+
 def test_scan_lists_a_folder_nested_past_the_recursion_limit(tmp_path: Path) -> None:
     depth = sys.getrecursionlimit() + 100
     folder = tmp_path / "notes"
@@ -87,9 +105,13 @@ def test_scan_lists_a_folder_nested_past_the_recursion_limit(tmp_path: Path) -> 
         Path("deep.md").write_text("---\nid: deep\n---\ntoken ghp_" + "a1B2" * 9 + "\n")
     finally:
         os.chdir(here)
-    done = subprocess.run(
-        [sys.executable, "-m", "continuity", "scan", "notes"], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "continuity", "scan", "notes"], cwd=tmp_path, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+    finally:
+        remove_deep(folder)
     assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
     assert done.returncode in (0, 5), done.stderr
     assert "1 file" in done.stdout + done.stderr or "unreadable" in done.stdout + done.stderr

@@ -104,7 +104,7 @@ def _bounded_scanner() -> Any:
     would accept is refused here, and nothing is scanned past the caps."""
     from ruamel.yaml.scanner import Scanner
 
-    class BoundedScanner(Scanner):  # type: ignore[misc]
+    class BoundedScanner(Scanner):
         def fetch_more_tokens(self) -> Any:
             self.continuity_tokens = getattr(self, "continuity_tokens", 0) + 1
             _SCANNED[0] += 1
