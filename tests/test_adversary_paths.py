@@ -212,11 +212,13 @@ def test_every_windows_path_shape_stays_a_literal(drive: str, a: str, b: str, sh
               if shared else f"{drive}{b}\\scripts\\agent-startup-context.py")  # fmt: skip
     line = hookcommand.windows_command(python, script, "0" * 64, ["--hook", "--harness", "codex"], notice=True)
     singles, doubles, outside = powershell_strings(line)
-    assert len(doubles) == 1 and "$" not in doubles[0] and "`" not in doubles[0]  # the program only
+    program = [d for d in doubles if not d.startswith("$base")]
+    assert len(program) == 1 and "$" not in program[0] and "`" not in program[0]
+    refs = [d[len("$base") :] for d in doubles if d.startswith("$base")]
+    assert not any(ch in ref for ref in refs for ch in "$`")  # `$base` itself is the only expansion
     assert not any(ch in outside for ch in "`\"'") and outside.count("$") == outside.count("$base")
-    if outside.count("$base"):
-        base, exe_rel, script_rel = singles
-        assert (base + exe_rel, base + script_rel) == (python, script)
+    if refs:
+        assert [singles[0] + ref for ref in refs] == [python, script]
     else:
         assert singles == [python, script]
     assert len(line) <= limits.HOOK_COMMAND_MAX_CHARS + 2 * (len(python) + len(script))

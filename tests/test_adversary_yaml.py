@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 from ruamel.yaml import YAML
 
 from continuity import limits
@@ -118,7 +118,10 @@ def dumped(meta: dict[str, Any], flow: bool) -> str:
 @given(meta=st.dictionaries(keys, values, min_size=1, max_size=6), flow=st.booleans())
 def test_frontmatter_within_the_caps_reads_as_yaml_reads_it(meta: dict[str, Any], flow: bool) -> None:
     front = dumped(meta, flow)
-    plain = YAML(typ="safe", pure=True).load(front)
+    try:
+        plain = YAML(typ="safe", pure=True).load(front)
+    except Exception:  # the library cannot read its own output (e.g. `{a: ?0}`): not a case here
+        assume(False)
     within = 1 + depth_of(meta) <= limits.FRONTMATTER_MAX_DEPTH and len(front.encode()) <= limits.FRONTMATTER_CAP_BYTES
     tokens, error = spent(front)
     assert tokens <= limits.FRONTMATTER_MAX_TOKENS + 1

@@ -36,7 +36,8 @@ The PowerShell form (`commandWindows`) runs the same program with its quotes swa
 inside PowerShell's double quotes: the program holds no single quote, `$` or backtick. Every path in
 it is a single-quoted PowerShell literal (`ps_literal`), where nothing is expanded: inside double
 quotes a path holding `$(…)` would run it. PowerShell takes the typographic quotes ‘ ’ ‚ ‛ as single
-quotes too, so each of them is doubled like `'`.
+quotes too, so each of them is doubled like `'`. The shared-folder form still says `"$base/…"`, and
+uses it only for paths without `$`, a backtick or any double quote (typographic ones included).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def _shared_base(python: str, script: str, sep: str) -> tuple[str, str, str] | N
     base = python
     while base and not script.startswith(base.rstrip(sep) + sep):
         base = base.rpartition(sep)[0]
-    if base.count(sep) < 2 or any(c in python + script for c in '"$`\\' if c != sep):
+    if base.count(sep) < 2 or any(c in python + script for c in '"$`\\\u201c\u201d\u201e' if c != sep):
         return None
     base = base.rstrip(sep)
     return base, python[len(base) + 1 :], script[len(base) + 1 :]
@@ -126,9 +127,9 @@ def windows_command(python: str, script: str, digest: str, args: list[str], *, n
         return f'{python} -I -S -c "{code}" {ps_literal(script)} {rest}'
     if shared is None:
         return f'& {ps_literal(python)} -I -S -c "{code}" {ps_literal(script)} {rest}'
-    base, python_rel, script_rel = shared
-    exe, arg = ps_literal(sep + python_rel), ps_literal(sep + script_rel)
-    return f'${BASE}={ps_literal(base)}; & (${BASE}+{exe}) -I -S -c "{code}" (${BASE}+{arg}) {rest}'
+    base, python_rel, script_rel = shared  # neither holds a character that double quotes act on
+    exe, arg = f'"${BASE}{sep}{python_rel}"', f'"${BASE}{sep}{script_rel}"'
+    return f'${BASE}={ps_literal(base)}; & {exe} -I -S -c "{code}" {arg} {rest}'
 
 
 def split(command: str) -> tuple[str, str, str] | None:
