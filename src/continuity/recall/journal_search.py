@@ -117,6 +117,15 @@ def parse_entry(raw: bytes, device: str) -> tuple[Values, int] | None:
     return (ts, owner, op, ident, path, sha), micros
 
 
+def shown(values: Values) -> Values:
+    """The values as they may be shown: a line another device, an older version or a hand wrote may name
+    a secret-like file (or id), which is withheld like everywhere else (`gate.secrets.shown_path`)."""
+    from continuity.gate.secrets import shown_path, shown_value
+
+    ts, owner, op, ident, path, sha = values
+    return ts, owner, op, None if ident is None else shown_value(ident), shown_path(path), sha
+
+
 def _pread(fd: int, size: int, offset: int) -> bytes:
     if hasattr(os, "pread"):
         return os.pread(fd, size, offset)
@@ -284,8 +293,14 @@ def search(
                         malformed += 1
                         continue
                     values, micros = parsed
-                    if matcher is not None and not matcher.matches(values[1:]):
-                        continue
+                    if matcher is not None:
+                        # Matched on what may be shown too, else a query could probe a withheld name
+                        # character by character; the raw test first keeps the common miss cheap.
+                        if not matcher.matches(values[1:]):
+                            continue
+                        values = shown(values)
+                        if not matcher.matches(values[1:]):
+                            continue
                     matched += 1
                     found.append((-micros, start + offset, device, values))
                     if len(found) > 4 * limit + 1024:
@@ -298,5 +313,5 @@ def search(
         for _device, fd in opened:
             os.close(fd)
     best = heapq.nsmallest(limit, found)
-    entries = tuple(Entry(*item[3], 0) for item in best)  # line 0: read from the tail
+    entries = tuple(Entry(*shown(item[3]), 0) for item in best)  # line 0: read from the tail
     return LogSearch(entries, matched > limit or more, target, malformed, len(opened))

@@ -3,10 +3,13 @@
 Every path `git status` names (changed, added or removed in the working tree, or staged by hand) is
 decided again from the working tree: a removal is staged; a file is staged only when it passes the same
 rules the loader applies: a regular file (a link or a FIFO is never committed), at most
-`SYNC_FILE_MAX_BYTES`, a name with nothing secret-like in it, and, for text, no finding of the
-secret gate (`gate.secrets.scan_text`, with its `pragma: allowlist secret`). A file that is not UTF-8
-text is committed only under `40-documents/`, where `lifecycle preserve` keeps binary originals with
-the person's confirmation; anywhere else the gate cannot read it, so it stays on this computer. A
+`SYNC_FILE_MAX_BYTES`, a name with nothing secret-like in it, and no finding of the secret gate
+(`gate.secrets.scan_text`, with its `pragma: allowlist secret`) in any reading of its bytes: a file
+that is not UTF-8 is scanned as UTF-8 with bad bytes replaced and dropped, as Latin-1, and as UTF-16
+and UTF-32 when it looks wide (`gate.secrets.scan_bytes`), so one stray byte or another encoding
+cannot carry a token past the gate. Such a file is committed only under `40-documents/`, where
+`lifecycle preserve` keeps binary originals with the person's confirmation; anywhere else it stays on
+this computer. A
 held-back file keeps, in the index, the version last committed, so what was synchronized before stays
 synchronized and the new bytes never leave; the sync names it with the line and detector (never the
 value) and exits 5, and every other file is synchronized.
@@ -84,7 +87,7 @@ def gate_file(git: Git, rel: str) -> Held | None:
 
 def judge(rel: str, data: bytes) -> Held | None:
     """The content rules of the module docstring for one file's bytes."""
-    from continuity.gate.secrets import scan_text, withheld_name
+    from continuity.gate.secrets import scan_bytes, scan_text, withheld_name
 
     named = withheld_name(rel)
     if named is not None:
@@ -92,10 +95,12 @@ def judge(rel: str, data: bytes) -> Held | None:
     if len(data) > limits.SYNC_FILE_MAX_BYTES:
         return Held(rel, rel, "too_large")
     try:
-        text = data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError:
-        return None if rel.startswith(layout.DOCUMENTS + "/") else Held(rel, rel, "binary")
-    findings = scan_text(_own_lease_task(rel, data) if rel.startswith(layout.LEASES + "/") else text)
+        if not rel.startswith(layout.DOCUMENTS + "/"):
+            return Held(rel, rel, "binary")
+    lease = rel.startswith(layout.LEASES + "/")
+    findings = scan_text(_own_lease_task(rel, data)) if lease else scan_bytes(data)
     if findings:
         first = findings[0]
         return Held(rel, rel, "secret", first.line, first.detector)
