@@ -95,9 +95,16 @@ def assert_nothing_derived(outputs: dict[str, str], lines: list[str], files: lis
         assert not leaked, f"{surface} shows something derived from a secret: {leaked[:3]}"
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(LIFECYCLE), *args], cwd=cwd, env=hook_env(), capture_output=True, text=True, timeout=180, check=False
+        [str(LIFECYCLE), *args],
+        cwd=cwd,
+        env=hook_env(),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
 
 
@@ -155,3 +162,85 @@ def test_a_finding_carries_no_value_derived_field() -> None:
     finding = scan_text("PIN: 4821")[0]
     assert finding == Finding(1, finding.detector)
     assert finding.describe() == f"line 1: {finding.detector}"
+
+
+# ------------------------------------------------------------- 11: secret-shaped file names
+
+
+def secret_names(rng: random.Random) -> list[str]:
+    alnum = string.ascii_letters + string.digits
+    return [
+        github_token(rng),
+        "sk" + "_live_" + "".join(rng.choice(alnum) for _ in range(24)),
+        "AKIA" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(16)),
+        "xoxb-"
+        + "-".join("".join(rng.choice(string.digits) for _ in range(12)) for _ in range(2))
+        + "-"
+        + "".join(rng.choice(alnum) for _ in range(24)),
+    ]
+
+
+def test_a_secret_shaped_file_name_reaches_no_output_nor_the_journal(repo: Path, tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "vault")
+    connect(repo, vault)
+    names = secret_names(random.Random(11))
+    assert all(scan_text(name) for name in names)
+    outputs: dict[str, str] = {}
+    for index, name in enumerate(names):
+        note = f"---\nid: named-{index}\ntype: fact\nstatus: approved\n---\n# A fact\n\nplain text\n"
+        write(vault, f"30-memory/facts/{name}.md", note)
+        for args in (["archive", f"named-{index}"], ["archive", f"named-{index}", "--json"]):
+            done = run(repo, *args)
+            outputs[" ".join(args)] = done.stdout + done.stderr
+    assert any(not (vault / f"30-memory/facts/{name}.md").exists() for name in names), outputs
+    # A line another device (or an older version, or a hand) wrote is withheld when read back too.
+    other = vault / "50-devices/dev-b/journal.jsonl"
+    other.parent.mkdir(parents=True, exist_ok=True)
+    line = {"ts": "2026-01-01T00:00:00Z", "device": "dev-b", "op": "note.archive", "id": names[0],
+            "path": f"30-memory/facts/{names[1]}.md", "sha256": None}  # fmt: skip
+    other.write_text(json.dumps(line) + "\n")
+    for args in (["log"], ["log", "--json"], ["log", "facts"], ["log", "/ghp_/"], ["log", names[0][:8]]):
+        done = run(repo, *args)
+        outputs[" ".join(args)] = done.stdout + done.stderr
+    with mcp_server(repo) as server:
+        outputs["search_log"] = server.call("search_log", {}).text
+        outputs["search_log facts"] = server.call("search_log", {"query": "facts"}).text
+        probe = server.call("search_log", {"query": "/" + names[1][:10] + "/"}).text
+    outputs["journal"] = (vault / "50-devices/dev-a/journal.jsonl").read_text()
+    assert "note.archive" in outputs["journal"] and "withheld" in outputs["log --json"]
+    for surface, text in outputs.items():
+        for name in names:
+            assert name not in text and name[4:20] not in text, f"{surface} shows a secret-shaped name"
+    assert "0 entries" in probe, "a query cannot probe a withheld name"
+
+
+# ------------------------------------------------------------------------------ 5: the lease task
+
+
+def test_a_secret_in_a_lease_task_is_refused_and_never_shown(repo: Path, tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "vault")
+    connect(repo, vault)
+    for line in secret_lines(5):
+        done = run(repo, "lease", "acquire", "--task", f"deploying with {line}")
+        assert done.returncode == 5, (line, done.stderr)
+        assert line.split()[-1] not in done.stdout + done.stderr
+        assert not (vault / ".continuity/leases/dev-a.json").exists()
+    # A lease file that arrived with a secret-like task (another device, an older version) is data.
+    leaked = secret_lines(6)[-1]
+    lease_file = vault / ".continuity/leases/dev-b.json"
+    lease_file.parent.mkdir(parents=True, exist_ok=True)
+    lease_file.write_text(json.dumps({"version": 1, "device": "dev-b", "token": "t" * 32,
+                                      "acquired": "2026-01-01T00:00:00Z", "expires": "2099-01-01T00:00:00Z",
+                                      "task": f"deploying with {leaked}"}))  # fmt: skip
+    outputs = [run(repo, *args) for args in (["lease", "status", "--json"], ["lease", "status"], ["doctor", "--json"])]
+    refused = run(
+        repo, "note", "new", "--type", "fact", "--title", "x", "--from", "-", "--evidence", "e", stdin="a fact\n"
+    )
+    assert refused.returncode == 4
+    with mcp_server(repo) as server:
+        reply = server.call("write_handoff", {"title": "t", "goal_and_status": "g", "completed_work": "c",
+                                              "risks_and_decisions": "r", "next_actions": ["n"]})  # fmt: skip
+    assert reply.is_error
+    for text in [done.stdout + done.stderr for done in [*outputs, refused]] + [reply.text]:
+        assert leaked.split()[-1] not in text
+    assert "withheld" in outputs[0].stdout

@@ -38,7 +38,7 @@ class Held:
 
     rel: str  # the real path, for this computer's index only: never printed
     shown: str
-    reason: str  # secret | too_large | link | invalid | binary
+    reason: str  # secret | too_large | link | invalid | binary | name | incoming_too_large
     line: int | None = None
     detector: str | None = None
 
@@ -47,6 +47,10 @@ class Held:
             return f"{self.shown} line {self.line} looks like a secret ({self.detector}); it was not synchronized"
         why = {
             "too_large": f"it is larger than {limits.SYNC_FILE_MAX_BYTES} bytes",
+            "incoming_too_large": (
+                f"the remote's version is larger than {limits.SYNC_FILE_MAX_BYTES} bytes, so it was not checked "
+                "out and this computer's version stays"
+            ),
             "link": "it is a symbolic link or not a regular file",
             "binary": f"it is not text, and only {layout.DOCUMENTS}/ keeps binary originals",
             "name": "its name looks like a secret",
@@ -62,9 +66,15 @@ class Staged:
 
 
 def changed_paths(git: Git) -> list[str]:
-    """Every path whose working-tree or index state differs from the last commit (ignored files left out)."""
+    """Every path whose working-tree or index state differs from the last commit.
+
+    Ignored files are left out, except under the memory folders, where only the tool's own ignore
+    lines count (`ignore.unignored_files`): a rule that arrived with the vault cannot hide a note.
+    """
+    from continuity.sync.ignore import unignored_files
+
     out = git.run(["status", "--porcelain=v1", "-z", "-uall", "--no-renames", "--ignore-submodules=all"])
-    paths: list[str] = []
+    paths: list[str] = unignored_files(git)
     for record in out.split(b"\0"):
         if len(record) > 3:
             paths.append(record[3:].decode("utf-8", "surrogateescape"))

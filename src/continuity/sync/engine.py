@@ -29,34 +29,14 @@ from typing import Any
 from continuity import limits
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
 from continuity.store import atomic, lease
-from continuity.sync import commit, recovery, remote, state
-from continuity.sync.combine import Conflict, combine
+from continuity.sync import commit, ignore, recovery, remote, state
+from continuity.sync.combine import Combined, Conflict, adopt_rewrite, cap_incoming, combine, is_ancestor
 from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault
 from continuity.sync.recovery import checkout
 from continuity.vault import access
 
-GITIGNORE = ".gitignore"
-# Tool-local state and sync-engine or editor debris that must stay on each computer.
-GITIGNORE_LINES = (
-    "# continuity: what stays on this computer (each line is local state, never memory)",
-    ".*.tmp",
-    "*.tmp",
-    ".continuity/*.lock",
-    ".continuity/locks/",
-    ".obsidian/workspace.json",
-    ".obsidian/workspace-mobile.json",
-    ".trash/",
-    ".DS_Store",
-    "Thumbs.db",
-    "desktop.ini",
-    ".stfolder",
-    ".stversions/",
-    ".dropbox",
-    ".dropbox.attr",
-    ".tmp.drivedownload/",
-    ".tmp.driveupload/",
-    "*.icloud",
-)
+GITIGNORE = ignore.GITIGNORE
+GITIGNORE_LINES = ignore.OWN_LINES
 _OFFLINE_WORDS = (
     "could not resolve",
     "unable to access",
@@ -117,6 +97,7 @@ class _Run:
     only: set[str] | None
     recovered: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # incoming files over the size cap, never checked out
 
 
 def remote_url(git: Git) -> str:
@@ -136,18 +117,9 @@ def harden(git: Git) -> None:
 
 
 def ensure_gitignore(vault: Path) -> bool:
-    """Add our lines to the vault's `.gitignore` (kept with the vault, so every computer agrees)."""
-    path = vault / GITIGNORE
-    if path.is_symlink():
-        raise InputRejected(f"{GITIGNORE} in the vault is a symbolic link; links are never followed")
-    old = path.read_text("utf-8") if path.is_file() else ""
-    present = set(old.splitlines())
-    missing = [line for line in GITIGNORE_LINES if line not in present]
-    if not missing:
-        return False
-    text = old + ("" if not old or old.endswith("\n") else "\n") + "\n".join(missing) + "\n"
-    atomic.write_text(path, text)
-    return True
+    """The vault's `.gitignore` as the tool owns it (`ignore.tidy`): kept with the vault, so every
+    computer agrees, and rewritten before every commit, so no line that arrived can hide a note."""
+    return ignore.tidy(vault)[0]
 
 
 def _offline(error: GitFailed) -> str | None:
@@ -238,6 +210,7 @@ def sync(
 def _commit(run: _Run) -> tuple[str | None, commit.Staged]:
     git = run.git
     head = git.rev(HEAD_REF)
+    ensure_gitignore(git.vault)
     staged = commit.stage(git, run.only)
     if not staged.staged and not staged.removed:
         return None, staged  # the index is the last commit's (held files were given back their committed state)
@@ -254,6 +227,7 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
     integrated = "same"
     while True:
         attempts += 1
+        prior = git.rev(TRACKING)
         reason = fetch(git)
         if reason is not None:
             state.end(vault, run.now, "offline")
@@ -261,7 +235,9 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         state.begin(vault, run.now, phase="integrate")
         head, theirs = git.rev(HEAD_REF), git.rev(TRACKING)
         message = f"sync {git.device}: integrate {REMOTE}/{BRANCH}\n"
-        combined = combine(git, head, theirs, message, run.now)
+        combined = _integrate(run, head, prior, theirs, message)
+        combined, big = cap_incoming(git, head, combined, limits.SYNC_FILE_MAX_BYTES, message)
+        run.refused.extend(big)
         integrated = combined.kind if combined.kind != "same" or integrated == "same" else integrated
         run.conflicts.extend(combined.conflicts)
         if combined.commit and combined.commit != head:
@@ -304,6 +280,21 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
     return _result(run, made, staged, integrated, False, attempts)
 
 
+def _integrate(run: _Run, head: str | None, prior: str | None, theirs: str | None, message: str) -> Combined:
+    """Combine with the remote; a remote whose history was rewritten (it no longer holds `prior`, the tip
+    this computer last saw) is adopted instead of merged (`combine.adopt_rewrite`), the old history
+    saved under `refs/continuity/backup/`, so nothing it held is pushed back."""
+    git = run.git
+    if head is None or prior is None or theirs is None or prior == theirs or is_ancestor(git, prior, theirs):
+        return combine(git, head, theirs, message, run.now)
+    if not is_ancestor(git, prior, head):
+        return combine(git, head, theirs, message, run.now)  # not ours to judge: merge as before
+    recovery.backup(git, head, "rewritten", run.now)
+    run.recovered.append("the remote's history was rewritten; this computer's changes were put on top of it "
+                         "(the old history is kept under refs/continuity/backup/)")  # fmt: skip
+    return adopt_rewrite(git, head, prior, theirs, message + "the remote's history was rewritten\n", run.now)
+
+
 def _result(
     run: _Run,
     made: str | None,
@@ -313,11 +304,14 @@ def _result(
     attempts: int,
     offline: str | None = None,
 ) -> SyncResult:
+    from continuity.gate.secrets import shown_path
+
+    incoming = tuple(commit.Held(rel, shown_path(rel), "incoming_too_large") for rel in dict.fromkeys(run.refused))
     return SyncResult(
         made,
         staged.staged,
         staged.removed,
-        staged.held,
+        staged.held + incoming,
         tuple(run.conflicts),
         integrated,
         pushed,
