@@ -6,6 +6,7 @@ Secret values are generated at run time, so this file holds no secret-shaped tex
 
 from __future__ import annotations
 
+import json
 import random
 import string
 import subprocess
@@ -295,3 +296,27 @@ def test_an_incoming_blob_over_the_cap_is_never_checked_out(tmp_path: Path) -> N
     assert not (a.vault / "30-memory/facts/bomb.md").exists()
     assert result.pushed and "30-memory/facts/bomb.md" not in tree_of(remote)
     assert a.sync().held == ()  # named once; the next sync has nothing more to refuse
+
+
+# ------------------------------------------------------ 5: a lease is "on the remote" only when it is
+
+
+def test_a_lease_the_sync_held_back_is_never_reported_as_on_the_remote(tmp_path: Path) -> None:
+    from continuity.store import lease
+    from continuity.sync import leases
+
+    remote, (a,) = devices(tmp_path, 1)
+    taken = lease.acquire_locked(a.vault, a.name, 3600, "deploying", None)
+    # The lease file gains something the gate refuses (a hand, a foreign tool, an older version).
+    doc = json.loads(taken.to_json())
+    doc["note"] = token(12)
+    (a.vault / taken.rel).write_text(json.dumps(doc, indent=2) + "\n")
+    published = leases.publish(a.vault, a.name)
+    assert not published.remote
+    assert "only local" in published.note and "remote records" not in published.note
+    assert token(12) not in published.note
+    assert remote_file(remote, taken.rel) is None
+    # Once the file is what the tool writes, the push publishes it and only then is it reported so.
+    (a.vault / taken.rel).write_text(taken.to_json())
+    published = leases.publish(a.vault, a.name)
+    assert published.remote and remote_file(remote, taken.rel) == taken.to_json()
