@@ -14,7 +14,13 @@ One sync, under this computer's local write lock (so no `lifecycle` write runs m
    the sync with its reason, and the commits wait for the next sync.
 
 Offline (the remote cannot be reached) the commit of step 2 is kept and the sync says so (exit 3).
-History is only ever added to: no force-push, no rebase, no reset of a branch that was pushed.
+History is only ever added to: no force-push, no rebase, no reset of a branch that was pushed. When
+the remote's own history was rewritten (it no longer holds the tip this computer last saw), this
+computer's changes since that tip go on top of the new history and the old one is kept only locally,
+under `refs/continuity/backup/` (`combine.adopt_rewrite`): what the rewrite removed is never pushed
+back, and only what this computer newly publishes is judged. Before the working tree moves, every
+incoming file is measured from its object header, and one over `SYNC_FILE_MAX_BYTES` is never
+checked out (`combine.cap_incoming`); it is named as held.
 """
 
 from __future__ import annotations
