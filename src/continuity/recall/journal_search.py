@@ -293,18 +293,12 @@ def search(
                         malformed += 1
                         continue
                     values, micros = parsed
-                    if matcher is not None:
-                        # Matched on what may be shown too, else a query could probe a withheld name
-                        # character by character; the raw test first keeps the common miss cheap.
-                        if not matcher.matches(values[1:]):
-                            continue
-                        values = shown(values)
-                        if not matcher.matches(values[1:]):
-                            continue
+                    if matcher is not None and not matcher.matches(values[1:]):
+                        continue
                     matched += 1
                     found.append((-micros, start + offset, device, values))
                     if len(found) > 4 * limit + 1024:
-                        found = heapq.nsmallest(limit, found)
+                        found = heapq.nsmallest(2 * limit, found)  # room for withheld ones that fail
             more = any(not reader.complete for _device, reader in readers)
             if matched >= limit or not more or target >= limits.LOG_MAX_WINDOW_LINES:
                 break
@@ -312,6 +306,16 @@ def search(
     finally:
         for _device, fd in opened:
             os.close(fd)
-    best = heapq.nsmallest(limit, found)
-    entries = tuple(Entry(*shown(item[3]), 0) for item in best)  # line 0: read from the tail
-    return LogSearch(entries, matched > limit or more, target, malformed, len(opened))
+    # What is returned is what may be shown (`shown`), and it must match as shown too, else a query
+    # could probe a withheld name character by character. Judged here, on the newest candidates
+    # only, since the gate costs tens of microseconds a value and a broad query matches every line.
+    entries: list[Entry] = []
+    for item in sorted(found):
+        values = shown(item[3])
+        if matcher is not None and values != item[3] and not matcher.matches(values[1:]):
+            matched -= 1
+            continue
+        entries.append(Entry(*values, 0))  # line 0: read from the tail
+        if len(entries) == limit:
+            break
+    return LogSearch(tuple(entries), matched > limit or more, target, malformed, len(opened))
