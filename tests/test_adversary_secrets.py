@@ -193,6 +193,12 @@ def test_a_secret_shaped_file_name_reaches_no_output_nor_the_journal(repo: Path,
             done = run(repo, *args)
             outputs[" ".join(args)] = done.stdout + done.stderr
     assert any(not (vault / f"30-memory/facts/{name}.md").exists() for name in names), outputs
+    for index, name in enumerate(names):  # overdue: listed by revalidate and stale_notes
+        due = f"---\nid: due-{index}\ntype: fact\nstatus: approved\ntitle: due\nverified: 2020-01-01\n"
+        write(vault, f"30-memory/facts/{name}-due.md", due + "revalidate_by: 2020-06-01\n---\nx\n")
+    for args in (["revalidate"], ["revalidate", "--json"]):
+        done = run(repo, *args)
+        outputs[" ".join(args)] = done.stdout + done.stderr
     # A line another device (or an older version, or a hand) wrote is withheld when read back too.
     other = vault / "50-devices/dev-b/journal.jsonl"
     other.parent.mkdir(parents=True, exist_ok=True)
@@ -206,6 +212,7 @@ def test_a_secret_shaped_file_name_reaches_no_output_nor_the_journal(repo: Path,
         outputs["search_log"] = server.call("search_log", {}).text
         outputs["search_log facts"] = server.call("search_log", {"query": "facts"}).text
         probe = server.call("search_log", {"query": "/" + names[1][:10] + "/"}).text
+        outputs["stale_notes"] = server.call("stale_notes", {}).text
     outputs["journal"] = (vault / "50-devices/dev-a/journal.jsonl").read_text()
     assert "note.archive" in outputs["journal"] and "withheld" in outputs["log --json"]
     for surface, text in outputs.items():
