@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from syncvaults import devices, git, remote_file
 
 from continuity import limits
-from continuity.sync import commit, ignore
+from continuity.sync import commit, engine, ignore
 from continuity.sync.git import Git
 
 NOTE = "---\nid: {ident}\ntype: fact\nstatus: approved\n---\n{body}\n"
@@ -320,3 +320,13 @@ def test_a_lease_the_sync_held_back_is_never_reported_as_on_the_remote(tmp_path:
     (a.vault / taken.rel).write_text(taken.to_json())
     published = leases.publish(a.vault, a.name)
     assert published.remote and remote_file(remote, taken.rel) == taken.to_json()
+
+
+def test_a_clone_never_checks_out_a_file_over_the_cap(tmp_path: Path) -> None:
+    remote, (a,) = devices(tmp_path, 1)
+    push_by_hand(a.vault, "30-memory/facts/bomb.md", b"\n" * (limits.SYNC_FILE_MAX_BYTES + 1))
+    told: list[str] = []
+    engine.clone(str(remote), tmp_path / "fresh", "dev-z", on_refused=told.append)
+    assert not (tmp_path / "fresh/30-memory/facts/bomb.md").exists()
+    assert len(told) == 1 and "30-memory/facts/bomb.md" in told[0] and "not checked out" in told[0]
+    assert (tmp_path / "fresh/00-system").is_dir()

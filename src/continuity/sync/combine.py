@@ -43,6 +43,7 @@ class Combined:
     commit: str
     conflicts: tuple[Conflict, ...]
     kind: str  # same | ours | theirs (fast-forward) | merge
+    rewritten: bool = False  # the remote's history was rewritten and adopted (`adopt_rewrite`)
 
 
 def list_tree(git: Git, commit: str | None) -> dict[str, Entry]:
@@ -152,6 +153,18 @@ def combine(git: Git, ours: str | None, theirs: str | None, message: str, now: d
     return Combined(commit.decode("ascii").strip(), tuple(conflicts), "merge")
 
 
+def integrate(
+    git: Git, ours: str | None, prior: str | None, theirs: str | None, message: str, now: dt.datetime
+) -> Combined:
+    """`combine`, unless the remote no longer holds `prior` (the tip this computer last saw there) while
+    ours still builds on it: then its history was rewritten, and it is adopted (`adopt_rewrite`)."""
+    if ours is None or prior is None or theirs is None or prior == theirs or is_ancestor(git, prior, theirs):
+        return combine(git, ours, theirs, message, now)
+    if not is_ancestor(git, prior, ours):
+        return combine(git, ours, theirs, message, now)
+    return adopt_rewrite(git, ours, prior, theirs, message + "the remote's history was rewritten\n", now)
+
+
 def adopt_rewrite(git: Git, ours: str, prior: str, theirs: str, message: str, now: dt.datetime) -> Combined:
     """This computer's changes since `prior` as one commit on top of a remote history that was rewritten.
 
@@ -165,11 +178,11 @@ def adopt_rewrite(git: Git, ours: str, prior: str, theirs: str, message: str, no
     entries, conflicts = decide(list_tree(git, prior), list_tree(git, ours), list_tree(git, theirs), git.device, now)
     tree = write_tree(git, entries)
     if git.text(["rev-parse", f"{theirs}^{{tree}}"]) == tree:
-        return Combined(theirs, tuple(conflicts), "theirs")
+        return Combined(theirs, tuple(conflicts), "theirs", rewritten=True)
     if conflicts:
         message += "\n\nkept both sides of:\n" + "".join(f"  {item.path} -> {item.copy}\n" for item in conflicts)
     commit = git.run(["commit-tree", tree, "-p", theirs, "-F", "-"], stdin=message.encode("utf-8"))
-    return Combined(commit.decode("ascii").strip(), tuple(conflicts), "merge")
+    return Combined(commit.decode("ascii").strip(), tuple(conflicts), "merge", rewritten=True)
 
 
 def _sizes(git: Git, commit: str) -> dict[str, int]:

@@ -36,13 +36,15 @@ from continuity import limits
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
 from continuity.store import atomic, lease
 from continuity.sync import commit, ignore, recovery, remote, state
-from continuity.sync.combine import Combined, Conflict, adopt_rewrite, cap_incoming, combine, is_ancestor
+from continuity.sync.combine import Combined, Conflict, cap_incoming, integrate
 from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault
 from continuity.sync.recovery import checkout
 from continuity.vault import access
 
-GITIGNORE = ignore.GITIGNORE
-GITIGNORE_LINES = ignore.OWN_LINES
+REWRITTEN = (
+    "the remote's history was rewritten; this computer's changes were put on top of it "
+    "(the old history is kept under refs/continuity/backup/)"
+)
 _OFFLINE_WORDS = (
     "could not resolve",
     "unable to access",
@@ -120,12 +122,6 @@ def harden(git: Git) -> None:
     target = info / "attributes"
     if not target.is_file() or target.read_text("utf-8", "replace") != INFO_ATTRIBUTES:
         atomic.write_text(target, INFO_ATTRIBUTES)
-
-
-def ensure_gitignore(vault: Path) -> bool:
-    """The vault's `.gitignore` as the tool owns it (`ignore.tidy`): kept with the vault, so every
-    computer agrees, and rewritten before every commit, so no line that arrived can hide a note."""
-    return ignore.tidy(vault)[0]
 
 
 def _offline(error: GitFailed) -> str | None:
@@ -216,7 +212,7 @@ def sync(
 def _commit(run: _Run) -> tuple[str | None, commit.Staged]:
     git = run.git
     head = git.rev(HEAD_REF)
-    ensure_gitignore(git.vault)
+    ignore.tidy(git.vault)  # before every commit: no ignore line that arrived can hide a note
     staged = commit.stage(git, run.only)
     if not staged.staged and not staged.removed:
         return None, staged  # the index is the last commit's (held files were given back their committed state)
@@ -241,7 +237,10 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         state.begin(vault, run.now, phase="integrate")
         head, theirs = git.rev(HEAD_REF), git.rev(TRACKING)
         message = f"sync {git.device}: integrate {REMOTE}/{BRANCH}\n"
-        combined = _integrate(run, head, prior, theirs, message)
+        combined = integrate(git, head, prior, theirs, message, run.now)
+        if combined.rewritten and head is not None:  # the remote no longer holds what we last saw there
+            recovery.backup(git, head, "rewritten", run.now)
+            run.recovered.append(REWRITTEN)
         combined, big = cap_incoming(git, head, combined, limits.SYNC_FILE_MAX_BYTES, message)
         run.refused.extend(big)
         integrated = combined.kind if combined.kind != "same" or integrated == "same" else integrated
@@ -284,21 +283,6 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
             )
     state.end(vault, run.now, "done")
     return _result(run, made, staged, integrated, False, attempts)
-
-
-def _integrate(run: _Run, head: str | None, prior: str | None, theirs: str | None, message: str) -> Combined:
-    """Combine with the remote; a remote whose history was rewritten (it no longer holds `prior`, the tip
-    this computer last saw) is adopted instead of merged (`combine.adopt_rewrite`), the old history
-    saved under `refs/continuity/backup/`, so nothing it held is pushed back."""
-    git = run.git
-    if head is None or prior is None or theirs is None or prior == theirs or is_ancestor(git, prior, theirs):
-        return combine(git, head, theirs, message, run.now)
-    if not is_ancestor(git, prior, head):
-        return combine(git, head, theirs, message, run.now)  # not ours to judge: merge as before
-    recovery.backup(git, head, "rewritten", run.now)
-    run.recovered.append("the remote's history was rewritten; this computer's changes were put on top of it "
-                         "(the old history is kept under refs/continuity/backup/)")  # fmt: skip
-    return adopt_rewrite(git, head, prior, theirs, message + "the remote's history was rewritten\n", run.now)
 
 
 def _result(
@@ -355,12 +339,12 @@ def connect_remote(vault: Path, device: str, url: str, *, now: dt.datetime | Non
             git.run(["remote", "add", REMOTE, checked.url])
         git.run(["config", f"remote.{REMOTE}.fetch", f"+refs/heads/*:refs/remotes/{REMOTE}/*"])
         harden(git)
-        ensure_gitignore(vault)
+        ignore.tidy(vault)
     result = sync(vault, device, now=now)
     return SyncResult(**{**result.__dict__, "privacy": privacy.verdict})
 
 
-def clone(url: str, target: Path, device: str) -> str:
+def clone(url: str, target: Path, device: str, on_refused: Callable[[str], None] | None = None) -> str:
     """`init --clone URL`: clone into an absent or empty folder; the privacy verdict."""
     checked = remote.classify(url)
     privacy = remote.check_private(checked)
@@ -380,7 +364,15 @@ def clone(url: str, target: Path, device: str) -> str:
             "the remote has no 'main' branch with a vault yet; run 'lifecycle sync --remote URL' on the computer "
             "that has the vault first"
         )
+    tip = git.rev(f"refs/remotes/{REMOTE}/{BRANCH}") or ""
+    # Measured before a byte is written, as in every sync: a file over the cap is not checked out.
+    capped, big = cap_incoming(git, None, Combined(tip, (), "theirs"), limits.SYNC_FILE_MAX_BYTES, "clone\n")
     git.run(["symbolic-ref", "HEAD", HEAD_REF])
-    git.run(["update-ref", HEAD_REF, f"refs/remotes/{REMOTE}/{BRANCH}"])
+    git.run(["update-ref", HEAD_REF, capped.commit])
     git.run(["read-tree", "--reset", "-u", HEAD_REF])
+    from continuity.gate.secrets import shown_path
+
+    for rel in big:
+        if on_refused is not None:
+            on_refused(commit.Held(rel, shown_path(rel), "incoming_too_large").message())
     return privacy.verdict
