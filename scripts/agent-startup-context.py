@@ -68,7 +68,7 @@ PINNED_MODULES = {
     "continuity/gate/formats.py": "600060a25cf67aee8e8bfcd99444441b7b20dbafc6a4b65dc35f7f7e62af538a",
     "continuity/gate/labels.py": "448168d4a6c9571024b457d55d4a6286147747e9ea07061ad9f54b02d2123216",
     "continuity/gate/rules.py": "5e405920ea90d65a0c3577e056be2da9d9a8f5badd1438a7e0950a76d9f73600",
-    "continuity/gate/secrets.py": "f53a6aa1fbc4dad4d27110772c9635034bcc04462dcb76b88df2cfae16b41b56",
+    "continuity/gate/secrets.py": "2e3f95b388bce56b6cffb67902c432e3bb70fe9a594d2f2aa469f970c5664f95",
     "continuity/gate/services.py": "fb027c32980925f85bfb55d4eb3ccee0b15a1fe40caef2bf8a7c71085dd570a5",
     "continuity/gate/shapes.py": "892952e52e66be476bda680cb2f2243ff723bb91c50a1ea1ca43fd428b96aa74",
     "continuity/gate/structures.py": "74fcfa15b98058ed6a314f2eac28f24cb64dba02491fe1d9185aaf8e02526ff8",

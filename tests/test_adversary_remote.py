@@ -6,6 +6,7 @@ Secret values are generated at run time, so this file holds no secret-shaped tex
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import string
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from syncvaults import devices, git, remote_file
 
 from continuity import limits
+from continuity.gate.secrets import scan_bytes
 from continuity.sync import commit, engine, ignore
 from continuity.sync.git import Git
 
@@ -68,6 +70,15 @@ def documents_variants(secret: str) -> dict[str, bytes]:
     }
 
 
+def preserve_record(vault: Path, rel: str, data: bytes) -> None:
+    """The record `lifecycle preserve` writes beside a binary original the person confirmed."""
+    digest = hashlib.sha256(data).hexdigest()
+    (vault / (rel + ".record.md")).write_text(
+        f"---\nid: doc-{digest[:8]}\ntype: document\nstatus: approved\nsha256: {digest}\n"
+        f"bytes: {len(data)}\nscanned: false\n---\n# kept\n"
+    )
+
+
 def test_a_secret_in_any_encoding_is_held_back(tmp_path: Path) -> None:
     remote, (a,) = devices(tmp_path, 1)
     secret = token()
@@ -76,31 +87,61 @@ def test_a_secret_in_any_encoding_is_held_back(tmp_path: Path) -> None:
         target = a.vault / "40-documents" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    (a.vault / "40-documents/clean.bin").write_bytes(bytes(range(256)) * 4)
+    image = bytes(range(256)) * 4
+    for name in ("kept.bin", "unconfirmed.bin", "changed.bin"):
+        (a.vault / "40-documents" / name).write_bytes(image)
+    preserve_record(a.vault, "40-documents/kept.bin", image)
+    preserve_record(a.vault, "40-documents/changed.bin", image[::-1])  # confirmed other bytes
     result = a.sync()
     held = {item.shown: item for item in result.held}
-    assert set(held) == {f"40-documents/{name}" for name in variants}
-    assert all(item.reason == "secret" and item.line is not None and item.detector for item in held.values())
-    assert "40-documents/clean.bin" in result.staged
+    assert set(held) == {f"40-documents/{name}" for name in [*variants, "unconfirmed.bin", "changed.bin"]}
+    # Text in any encoding is judged (line and detector named); bytes that are text in no encoding are
+    # kept here unless the person preserved exactly them.
+    for name in variants:
+        item = held[f"40-documents/{name}"]
+        assert (item.reason, name) in {("secret", name), ("binary", "binary-around.bin")}, item
+        assert item.reason != "secret" or (item.line is not None and item.detector)
+    assert held["40-documents/unconfirmed.bin"].reason == "binary"
+    assert "40-documents/kept.bin" in result.staged
     assert_never_published(remote, secret)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(st.integers(min_value=0x80, max_value=0xFF), min_size=1, max_size=6),
-    st.lists(st.integers(min_value=0, max_value=4), min_size=1, max_size=6),
-    st.sampled_from(["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "latin-1"]),
+    st.lists(st.tuples(st.integers(min_value=0x80, max_value=0xFF), st.integers(0, 3)), max_size=6),
+    st.lists(st.tuples(st.integers(min_value=0x80, max_value=0xBF), st.integers(1, 29)), max_size=3),
+    st.sampled_from(["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "latin-1", "cp1252"]),
+    st.integers(min_value=0, max_value=3),
 )
-def test_no_byte_insertion_or_encoding_hides_a_secret(insert: list[int], where: list[int], codec: str) -> None:
-    """Bytes that are not UTF-8, wedged between the words around a token (or into it), in any encoding."""
-    secret = token(len(insert) * 7 + len(where))
-    words = ["notes", "key:", secret, "end"]
-    data = " ".join(words).encode(codec)
-    for byte, at in zip(insert, where, strict=False):
-        cut = [0, 6, len(data) // 2, len(data) - 3, len(data)][at]
-        data = data[:cut] + bytes([byte]) + data[cut:]
+def test_no_byte_insertion_or_encoding_hides_a_secret(
+    around: list[tuple[int, int]], inside: list[tuple[int, int]], codec: str, padding: int
+) -> None:
+    """Bytes that are not UTF-8 wedged around a token (any byte) and into it (bytes that can never be
+    part of a character there), in any encoding, in a short note or a long one: held as a secret."""
+    secret = token(len(around) * 7 + len(inside))
+    inner = bytearray(secret.encode(codec if codec in ("latin-1", "cp1252", "utf-8") else "utf-8"))
+    if codec in ("latin-1", "cp1252", "utf-8"):
+        for byte, at in sorted(inside, key=lambda item: -item[1]):
+            inner[at:at] = bytes([byte])
+        head, tail = f"{'notes ' * (200 * padding)} key: ".encode(codec), b" end"
+        data = head + bytes(inner) + tail
+    else:
+        data = f"{'notes ' * (200 * padding)} key: {secret} end".encode(codec)
+    cuts = [0, 6, len(data) - 4, len(data)]
+    for byte, at in around:
+        data = data[: cuts[at]] + bytes([byte]) + data[cuts[at] :]
     verdict = commit.judge("40-documents/upload.txt", data)
-    assert verdict is not None and verdict.reason == "secret"
+    assert verdict is not None and verdict.reason == "secret", verdict
+
+
+def test_binary_noise_is_not_text_and_costs_little() -> None:
+    """Random bytes read as text in no encoding: the gate is not run over them (no slow scan, no
+    assignment found in noise); the caller holds them unless preserved."""
+    noise = random.Random(3).randbytes(1 << 20)
+    assert scan_bytes(noise) is None
+    assert commit.judge("40-documents/noise.bin", noise) == commit.Held(
+        "40-documents/noise.bin", "40-documents/noise.bin", "binary"
+    )
 
 
 # ------------------------------------------------------------- 10: ignore rules that arrive with the vault

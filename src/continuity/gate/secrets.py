@@ -30,6 +30,7 @@ milliseconds to import) is imported only for a line shaped like a key that only 
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from continuity.gate import (
@@ -97,39 +98,74 @@ def scan_text(text: str) -> list[Finding]:
     return findings
 
 
-def scan_bytes(data: bytes) -> list[Finding]:
-    """`scan_text` over every way `data` can be read: what leaves the computer is judged as bytes.
+def scan_bytes(data: bytes) -> list[Finding] | None:
+    """`scan_text` over every reading of `data` that looks like text; None when none does (binary).
 
-    A file that is not UTF-8 (one stray byte, Latin-1, UTF-16 from a Windows editor, a binary original
-    with text inside) still carries whatever was typed into it, so it is scanned as each reader could
-    see it (`readings`); a finding in any reading is a finding.
+    What leaves the computer is judged as bytes: a file that is not UTF-8 (one stray byte, Latin-1,
+    UTF-16 from a Windows editor) still carries whatever was typed into it, so it is scanned as each
+    reader could see it (`text_readings`), and a finding in any reading is a finding. Bytes that read
+    as text in no encoding (an image, an archive) cannot be judged by the gate at all, which the
+    caller must decide about (sync keeps them unless the person preserved them with approval).
     """
+    texts = text_readings(data)
+    if not texts:
+        return None
     found: dict[tuple[int, str], Finding] = {}
-    for text in readings(data):
+    for text in texts:
         for finding in scan_text(text):
             found.setdefault((finding.line, finding.detector), finding)
     return sorted(found.values())
 
 
-def readings(data: bytes) -> list[str]:
+# A reading is text when at most TEXT_NOISE_ALLOWED_CHARS plus one in TEXT_NOISE_RATIO of its
+# characters are replacement or control characters (a few stray bytes in a short note stay text).
+TEXT_NOISE_RATIO = 100
+TEXT_NOISE_ALLOWED_CHARS = 8
+TEXT_SAMPLE_CHARS = 64 * 1024
+# C0 and C1 controls but whitespace, and U+FFFD. Not NUL: wide text read byte by byte is ASCII and
+# NULs (whatever the alignment, after an inserted byte too), which the gate drops (`as_shown`).
+_NOISE = re.compile("[\x01-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
+
+
+def text_readings(data: bytes) -> list[str]:
     """The texts a reader could take from `data`, without guessing which one the writer meant.
 
     UTF-8 (strict when it is valid, else with each bad byte replaced and, separately, dropped, so a
     byte wedged into a token cannot split it), Latin-1 (every byte a character), and UTF-16 and UTF-32
-    in both byte orders when a byte-order mark or NUL bytes say the text is wide.
+    in both byte orders when a byte-order mark or NUL bytes say the text is wide; each kept only when
+    it looks like text (`TEXT_NOISE_RATIO`), so binary noise is neither scanned slowly nor mistaken
+    for an assignment.
     """
     try:
-        return [data.decode("utf-8")] if b"\0" not in data else [*_wide(data), data.decode("utf-8")]
+        strict = data.decode("utf-8")
     except UnicodeDecodeError:
-        pass
-    texts = [data.decode("utf-8", "replace"), data.decode("utf-8", "ignore"), data.decode("latin-1")]
-    return list(dict.fromkeys(texts + _wide(data)))
+        strict = None
+    if strict is not None and "\0" not in strict:
+        return [strict]
+    texts: list[str] = []
+    if strict is not None:
+        texts.append(strict)  # valid UTF-8 with NULs: the gate drops them (`as_shown`); wide readings too
+    else:
+        replaced = data.decode("utf-8", "replace")
+        if _looks_like_text(replaced):
+            texts += [replaced, data.decode("utf-8", "ignore")]
+        latin = data.decode("latin-1")
+        if _looks_like_text(latin):
+            texts.append(latin)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\0\0\xfe\xff")) or data.count(b"\0") * 8 >= len(data):
+        for codec in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
+            wide = data[: len(data) - len(data) % (4 if "32" in codec else 2)].decode(codec, "replace")
+            if _looks_like_text(wide):
+                texts.append(wide)
+    return list(dict.fromkeys(texts))
 
 
-def _wide(data: bytes) -> list[str]:
-    if not data.startswith((b"\xff\xfe", b"\xfe\xff", b"\0\0\xfe\xff")) and data.count(b"\0") * 8 < len(data):
-        return []
-    return [data.decode(codec, "ignore") for codec in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")]
+def _looks_like_text(text: str) -> bool:
+    # A noisy start settles it cheaply (and safely: what is not text is held unless the person kept it).
+    head = text[:TEXT_SAMPLE_CHARS]
+    if len(_NOISE.findall(head)) > TEXT_NOISE_ALLOWED_CHARS + len(head) // TEXT_NOISE_RATIO:
+        return False
+    return len(_NOISE.findall(text)) <= TEXT_NOISE_ALLOWED_CHARS + len(text) // TEXT_NOISE_RATIO
 
 
 WITHHELD = "(withheld: secret-like content)"
