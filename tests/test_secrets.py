@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from continuity.gate import rules, shapes
 from continuity.gate.detectsecrets import detect_secrets_scan
-from continuity.gate.secrets import SCAN_ERROR, Finding, fingerprint, scan_text
+from continuity.gate.secrets import SCAN_ERROR, Finding, scan_text
 
 sys.path.insert(0, str(Path(__file__).parent))
 import secret_corpus as corpus
@@ -71,8 +71,7 @@ def test_no_secret_value_in_any_rendering_of_a_finding(sample: corpus.Sample) ->
         # Not even a recognisable piece of it.
         assert sample.secret[:16] not in text or len(sample.secret) < 16
     for finding in findings:
-        assert len(finding.fingerprint) == 12
-        assert all(c in "0123456789abcdef" for c in finding.fingerprint)
+        assert finding == Finding(finding.line, finding.detector)  # nothing derived from the value
 
 
 @pytest.mark.parametrize("sample", POSITIVES, ids=lambda s: s.kind)
@@ -85,10 +84,8 @@ def test_a_finding_points_at_the_line_of_the_secret(sample: corpus.Sample) -> No
     assert {f.line for f in findings} & secret_lines or any(f.line < min(secret_lines) for f in findings)
 
 
-def test_describe_names_line_detector_and_fingerprint() -> None:
-    finding = Finding(12, "github-token", "3fa1c2d9e0b1")
-    assert finding.describe() == "line 12: github-token (fingerprint 3fa1c2d9e0b1)"
-    assert fingerprint("abc") == "ba7816bf8f01"
+def test_describe_names_line_and_detector_only() -> None:
+    assert Finding(12, "github-token").describe() == "line 12: github-token"
 
 
 def test_findings_are_sorted_unique_and_deterministic() -> None:

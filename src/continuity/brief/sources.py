@@ -110,7 +110,18 @@ def _secret_in_name(rel: str) -> tuple[str, str] | None:
     if found is None:
         return None
     shown, first = found
-    return shown, f"its file name holds secret-like content ({first.detector}, fingerprint {first.fingerprint})"
+    return shown, f"its file name holds secret-like content ({first.detector})"
+
+
+def clean_digest(data: bytes) -> str | None:
+    """The SHA-256 of a source's bytes, or None when the gate finds anything in them.
+
+    A source's digest is shown (`render --format json`), and a digest of a small file that holds a
+    secret lets anyone test guesses at it offline; so a digest is only given for bytes that passed.
+    """
+    from continuity.gate.secrets import scan_text
+
+    return None if scan_text(data.decode("utf-8", "replace")) else hashlib.sha256(data).hexdigest()
 
 
 def _left_out(raw: Raw, reason: str, message: str, digest: str | None = None) -> SourceView:
@@ -124,17 +135,17 @@ def _validate_hot(raw: Raw, project: str, device: str) -> SourceView:
         verb = "is missing" if raw.error.reason == "missing" else "left out"
         return _left_out(raw, raw.error.reason, f"{label} {verb}: {raw.error}")
     assert raw.data is not None
-    digest = hashlib.sha256(raw.data).hexdigest()
     try:
         note = notes.parse_note(raw.data, raw.rel)
     except NoteError as exc:
-        return _left_out(raw, "invalid", f"{label} left out: {exc}", digest)
+        return _left_out(raw, "invalid", f"{label} left out: {exc}", clean_digest(raw.data))
+    found = secret_notice(label, note.text)
+    if found:
+        return _left_out(raw, "secret", found)  # no digest: it would let a guess at the secret be tested
+    digest = hashlib.sha256(raw.data).hexdigest()  # the whole text passed the gate
     wanted = HOT_TYPES[raw.name]
     if note.meta.get("type") != wanted:
         return _left_out(raw, "invalid", f"{label} left out: frontmatter needs 'type: {wanted}'", digest)
-    found = secret_notice(label, note.text)
-    if found:
-        return _left_out(raw, "secret", found, digest)
     if raw.name in ("project", "device"):
         expected = project if raw.name == "project" else device
         value = note.meta.get(raw.name)
@@ -158,7 +169,6 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
         return SourceView("handoff", None, None, None, False, "missing")
     raw = Raw("handoff", chosen.rel, chosen.data, None, chosen.size)
     read_whole = chosen.size <= limits.LIFECYCLE_TEXT_CAP_BYTES
-    digest = hashlib.sha256(chosen.data).hexdigest() if read_whole else None
     named = _secret_in_name(chosen.rel)
     if named is not None:
         # A handoff's file name is shown (the `path` attribute, notices, JSON), so it is gated too,
@@ -168,7 +178,6 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
             raw._replace(rel=shown),
             "secret",
             f"handoff ({shown}) left out: {why}; rename it; no older handoff is used in its place",
-            digest,
         )
     label = f"handoff ({chosen.rel})"
     if chosen.size > limits.HANDOFF_CAP_BYTES:
@@ -177,11 +186,13 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
             "too_large",
             f"{label} left out: {chosen.size} bytes, over its cap of {limits.HANDOFF_CAP_BYTES}; "
             "no older handoff is used in its place",
-            digest,  # known when it was read whole (under the 1 MiB lifecycle cap), else null
+            # known when it was read whole (under the 1 MiB lifecycle cap) and passes the gate, else null
+            clean_digest(chosen.data) if read_whole else None,
         )
     found = secret_notice(label, chosen.note.text)
     if found:
-        return _left_out(raw, "secret", found + "; no older handoff is used in its place", digest)
+        return _left_out(raw, "secret", found + "; no older handoff is used in its place")
+    digest = hashlib.sha256(chosen.data).hexdigest()
     shown = "\n".join(notes.section(chosen.note.body, title) or "" for title in handoff.BRIEF_SECTIONS)
     if placeholders.only_placeholders(shown):
         return _left_out(raw, "placeholder", f"{label} {NOT_FILLED_IN}; no older handoff is used in its place", digest)

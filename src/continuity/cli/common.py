@@ -46,8 +46,27 @@ def emit_json(document: dict[str, Any]) -> None:
 
 
 def report(document: dict[str, Any], as_json: bool, text: str) -> None:
-    """A command's result: its JSON document with --json, else its line of text."""
-    emit(json_text(document) if as_json else text)
+    """A command's result: its JSON document with --json, else its line of text.
+
+    Results name files (`archived ID: FROM -> TO`), and a file name a person pasted a token into must
+    not carry it to the terminal or a JSON report: secret-like names and words are withheld here.
+    """
+    from continuity.gate.secrets import redact
+
+    emit(json_text(_withheld(document)) if as_json else redact(text))
+
+
+def _withheld(value: Any) -> Any:
+    """A JSON document with every secret-like string withheld (a path keeps its folder)."""
+    from continuity.gate.secrets import WITHHELD, scan_text, shown_path
+
+    if isinstance(value, dict):
+        return {key: _withheld(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_withheld(item) for item in value]
+    if isinstance(value, str) and scan_text(value):
+        return shown_path(value) if "/" in value and " " not in value else WITHHELD
+    return value
 
 
 def emit(text: str) -> None:

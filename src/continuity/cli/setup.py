@@ -39,7 +39,12 @@ def init(
 
         if new:
             raise UsageError("--clone and --new exclude each other: a cloned vault already exists")
-        engine.clone(clone, Path(vault).expanduser().absolute(), device or "new-computer")
+        engine.clone(
+            clone,
+            Path(vault).expanduser().absolute(),
+            device or "new-computer",
+            on_refused=lambda why: warn(f"lifecycle: held back: {why}"),
+        )
     result = onboard.init(Path.cwd(), vault, new=new, device=device, project=project, force=force)
     if json_out:
         emit_json(

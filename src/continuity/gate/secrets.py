@@ -1,8 +1,9 @@
 """The secret gate: one scanner for every reader of the vault (brief, doctor, handoffs, notes, recall).
 
 Private notes are where people paste credentials, so every source is scanned before anything of it is
-shown. A finding names the line, a stable detector id and a short fingerprint (a SHA-256 prefix of the
-value), never the value itself, so a notice, a log line or an exception can never leak what it found.
+shown. A finding names the line and a stable detector id, nothing else: neither the value nor anything
+computed from it (a hash prefix of a 4-digit PIN gives the PIN back in ten thousand guesses), so a
+notice, a log line, a JSON report or an exception can never leak what it found or let a guess be tested.
 
 Detectors: token formats with their prefixes, found with or without a label (`rules`, over the
 table in `formats`); private key blocks, service-account JSON, credentials in URLs and `curl -u`,
@@ -29,6 +30,7 @@ milliseconds to import) is imported only for a line shaped like a key that only 
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from continuity.gate import (
@@ -49,7 +51,7 @@ SCAN_ERROR = "scan-error"
 # Fingerprints of values that vendors and standards publish in their documentation (the jwt.io
 # sample token, Stripe's and GitHub's documented example keys, RFC 6749's client credentials, the
 # Azure storage emulator's key):
-# examples, not leaks. Kept as fingerprints so that this file holds no token-shaped text. AWS's
+# examples, not leaks. Kept as hash prefixes so that this file holds no token-shaped text. AWS's
 # documentation keys are caught by their EXAMPLE suffix.
 KNOWN_EXAMPLES = frozenset(
     {
@@ -66,18 +68,17 @@ KNOWN_EXAMPLES = frozenset(
 
 
 class Finding(NamedTuple):
-    """Where a secret-like value sits and what recognised it; the value itself is never kept."""
+    """Where a secret-like value sits and what recognised it; nothing of or from the value is kept."""
 
     line: int
     detector: str
-    fingerprint: str
 
     def describe(self) -> str:
-        return f"line {self.line}: {self.detector} (fingerprint {self.fingerprint})"
+        return f"line {self.line}: {self.detector}"
 
 
-def fingerprint(value: str) -> str:
-    """First 12 hex digits of SHA-256: enough to tell findings apart, useless for recovering the value."""
+def _example_mark(value: str) -> str:
+    """The key `KNOWN_EXAMPLES` is written in; compared here and never returned, stored or shown."""
     import hashlib
 
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
@@ -97,6 +98,76 @@ def scan_text(text: str) -> list[Finding]:
     return findings
 
 
+def scan_bytes(data: bytes) -> list[Finding] | None:
+    """`scan_text` over every reading of `data` that looks like text; None when none does (binary).
+
+    What leaves the computer is judged as bytes: a file that is not UTF-8 (one stray byte, Latin-1,
+    UTF-16 from a Windows editor) still carries whatever was typed into it, so it is scanned as each
+    reader could see it (`text_readings`), and a finding in any reading is a finding. Bytes that read
+    as text in no encoding (an image, an archive) cannot be judged by the gate at all, which the
+    caller must decide about (sync keeps them unless the person preserved them with approval).
+    """
+    texts = text_readings(data)
+    if not texts:
+        return None
+    found: dict[tuple[int, str], Finding] = {}
+    for text in texts:
+        for finding in scan_text(text):
+            found.setdefault((finding.line, finding.detector), finding)
+    return sorted(found.values())
+
+
+# A reading is text when at most TEXT_NOISE_ALLOWED_CHARS plus one in TEXT_NOISE_RATIO of its
+# characters are replacement or control characters (a few stray bytes in a short note stay text).
+TEXT_NOISE_RATIO = 100
+TEXT_NOISE_ALLOWED_CHARS = 8
+TEXT_SAMPLE_CHARS = 64 * 1024
+# C0 and C1 controls but whitespace, and U+FFFD. Not NUL: wide text read byte by byte is ASCII and
+# NULs (whatever the alignment, after an inserted byte too), which the gate drops (`as_shown`).
+_NOISE = re.compile("[\x01-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
+
+
+def text_readings(data: bytes) -> list[str]:
+    """The texts a reader could take from `data`, without guessing which one the writer meant.
+
+    UTF-8 (strict when it is valid, else with each bad byte replaced and, separately, dropped, so a
+    byte wedged into a token cannot split it), Latin-1 (every byte a character), and UTF-16 and UTF-32
+    in both byte orders when a byte-order mark or NUL bytes say the text is wide; each kept only when
+    it looks like text (`TEXT_NOISE_RATIO`), so binary noise is neither scanned slowly nor mistaken
+    for an assignment.
+    """
+    try:
+        strict = data.decode("utf-8")
+    except UnicodeDecodeError:
+        strict = None
+    if strict is not None and "\0" not in strict:
+        return [strict]
+    texts: list[str] = []
+    if strict is not None:
+        texts.append(strict)  # valid UTF-8 with NULs: the gate drops them (`as_shown`); wide readings too
+    else:
+        replaced = data.decode("utf-8", "replace")
+        if _looks_like_text(replaced):
+            texts += [replaced, data.decode("utf-8", "ignore")]
+        latin = data.decode("latin-1")
+        if _looks_like_text(latin):
+            texts.append(latin)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\0\0\xfe\xff")) or data.count(b"\0") * 8 >= len(data):
+        for codec in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
+            wide = data[: len(data) - len(data) % (4 if "32" in codec else 2)].decode(codec, "replace")
+            if _looks_like_text(wide):
+                texts.append(wide)
+    return list(dict.fromkeys(texts))
+
+
+def _looks_like_text(text: str) -> bool:
+    # A noisy start settles it cheaply (and safely: what is not text is held unless the person kept it).
+    head = text[:TEXT_SAMPLE_CHARS]
+    if len(_NOISE.findall(head)) > TEXT_NOISE_ALLOWED_CHARS + len(head) // TEXT_NOISE_RATIO:
+        return False
+    return len(_NOISE.findall(text)) <= TEXT_NOISE_ALLOWED_CHARS + len(text) // TEXT_NOISE_RATIO
+
+
 WITHHELD = "(withheld: secret-like content)"
 
 
@@ -110,6 +181,15 @@ def withheld_name(rel: str) -> tuple[str, Finding] | None:
     if not findings:
         return None
     return f"{rel.rsplit('/', 1)[0]}/(file name withheld)", findings[0]
+
+
+def shown_path(rel: str) -> str:
+    """A vault-relative path as it may be printed, journaled or returned: its file name withheld when
+    that name looks like a secret (the one rule every output and every journal line goes through)."""
+    found = withheld_name(rel)
+    if found is None:
+        return rel
+    return found[0] if not scan_text(found[0]) else WITHHELD
 
 
 def redact(message: str) -> str:
@@ -173,10 +253,8 @@ def _findings(doc: Doc, found: list[Candidate]) -> list[Finding]:
         if detector != SCAN_ERROR and all(number in allowed for number in spanned):
             continue
         key = (line, detector)
-        if key not in seen:
-            mark = fingerprint(value)
-            if mark not in KNOWN_EXAMPLES:
-                seen[key] = Finding(line, detector, mark)
+        if key not in seen and _example_mark(value) not in KNOWN_EXAMPLES:
+            seen[key] = Finding(line, detector)
     return sorted(seen.values())
 
 

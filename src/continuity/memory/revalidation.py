@@ -23,7 +23,7 @@ from typing import Any
 
 from continuity import ids, limits
 from continuity.errors import InputRejected, NoteError
-from continuity.gate.secrets import shown_value
+from continuity.gate.secrets import redact, shown_path, shown_value
 from continuity.memory.lookup import Found, find_note
 from continuity.store import writer
 from continuity.store.writer import WriteContext
@@ -69,7 +69,7 @@ def revalidate(vault_root: Path, now: dt.datetime | None = None) -> tuple[list[D
                 data = access.read_capped(vault_root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
                 note = notes.parse_note(data, rel)
             except NoteError as exc:
-                invalid.append((rel, str(exc)))
+                invalid.append((shown_path(rel), redact(str(exc))))
                 continue
             found = Found(rel, note, data)
             if note.meta.get("status") != "approved" or not ids.is_note_id(note.meta.get("id")):
@@ -80,7 +80,8 @@ def revalidate(vault_root: Path, now: dt.datetime | None = None) -> tuple[list[D
                 verified = notes.as_date(note.meta.get("verified"))
                 title = found.text("title")
                 shown = None if title is None else shown_value(title)  # a pasted token never reaches a listing
-                due.append(Due(found.id, rel, found.text("type"), shown, when, verified, overdue))
+                # and neither does a token pasted as the file's name
+                due.append(Due(found.id, shown_path(rel), found.text("type"), shown, when, verified, overdue))
     due.sort(key=lambda item: (item.revalidate_by or dt.date.min, item.rel))
     return due, invalid
 

@@ -117,6 +117,15 @@ def parse_entry(raw: bytes, device: str) -> tuple[Values, int] | None:
     return (ts, owner, op, ident, path, sha), micros
 
 
+def shown(values: Values) -> Values:
+    """The values as they may be shown: a line another device, an older version or a hand wrote may name
+    a secret-like file (or id), which is withheld like everywhere else (`gate.secrets.shown_path`)."""
+    from continuity.gate.secrets import shown_path, shown_value
+
+    ts, owner, op, ident, path, sha = values
+    return ts, owner, op, None if ident is None else shown_value(ident), shown_path(path), sha
+
+
 def _pread(fd: int, size: int, offset: int) -> bytes:
     if hasattr(os, "pread"):
         return os.pread(fd, size, offset)
@@ -289,7 +298,7 @@ def search(
                     matched += 1
                     found.append((-micros, start + offset, device, values))
                     if len(found) > 4 * limit + 1024:
-                        found = heapq.nsmallest(limit, found)
+                        found = heapq.nsmallest(2 * limit, found)  # room for withheld ones that fail
             more = any(not reader.complete for _device, reader in readers)
             if matched >= limit or not more or target >= limits.LOG_MAX_WINDOW_LINES:
                 break
@@ -297,6 +306,16 @@ def search(
     finally:
         for _device, fd in opened:
             os.close(fd)
-    best = heapq.nsmallest(limit, found)
-    entries = tuple(Entry(*item[3], 0) for item in best)  # line 0: read from the tail
-    return LogSearch(entries, matched > limit or more, target, malformed, len(opened))
+    # What is returned is what may be shown (`shown`), and it must match as shown too, else a query
+    # could probe a withheld name character by character. Judged here, on the newest candidates
+    # only, since the gate costs tens of microseconds a value and a broad query matches every line.
+    entries: list[Entry] = []
+    for item in sorted(found):
+        values = shown(item[3])
+        if matcher is not None and values != item[3] and not matcher.matches(values[1:]):
+            matched -= 1
+            continue
+        entries.append(Entry(*values, 0))  # line 0: read from the tail
+        if len(entries) == limit:
+            break
+    return LogSearch(tuple(entries), matched > limit or more, target, malformed, len(opened))

@@ -50,13 +50,19 @@ class Entry:
 
 
 def entry_line(device: str, op: str, note_id: str | None, path: str, sha256: str | None, now: dt.datetime) -> str:
-    """The exact line written for one write (without its newline)."""
+    """The exact line written for one write (without its newline).
+
+    A file name that looks like a secret (a token pasted as a note's name) is withheld here, in the one
+    place lines are made: the journal is synchronized and shown (`lifecycle log`, `search_log`).
+    """
+    from continuity.gate.secrets import shown_path, shown_value
+
     doc = {
         "ts": notes.format_utc(now),
         "device": device,
         "op": op,
-        "id": note_id,
-        "path": path,
+        "id": None if note_id is None else shown_value(note_id),
+        "path": shown_path(path),
         "sha256": sha256,
     }
     return json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
@@ -85,7 +91,19 @@ def parse_line(raw: str, line: int = 0) -> Entry | None:
     for key in ("id", "sha256"):
         if doc.get(key) is not None and not isinstance(doc.get(key), str):
             return None
-    return Entry(doc["ts"], doc["device"], doc["op"], doc.get("id"), doc["path"], doc.get("sha256"), line)
+    return withheld(Entry(doc["ts"], doc["device"], doc["op"], doc.get("id"), doc["path"], doc.get("sha256"), line))
+
+
+def withheld(entry: Entry) -> Entry:
+    """The entry as it may be shown: a line another device, an older version or a hand wrote may hold a
+    secret-like file name or id, and every reader's output goes through here."""
+    from dataclasses import replace
+
+    from continuity.gate.secrets import shown_path, shown_value
+
+    ident = None if entry.id is None else shown_value(entry.id)
+    path = shown_path(entry.path)
+    return entry if (ident, path) == (entry.id, entry.path) else replace(entry, id=ident, path=path)
 
 
 @dataclass

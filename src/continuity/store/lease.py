@@ -256,7 +256,15 @@ def parse_lease(data: bytes, rel: str) -> Lease:
     if acquired is None or expires is None:
         raise NoteError(f"{rel}: 'acquired' and 'expires' must be UTC times", "invalid")
     task = doc.get("task")
-    return Lease(device, token, acquired, expires, task if isinstance(task, str) else None, rel)
+    return Lease(device, token, acquired, expires, _shown_task(task) if isinstance(task, str) else None, rel)
+
+
+def _shown_task(task: str) -> str:
+    """A task read back as it may be shown: a lease file another device, an older version or a hand
+    wrote is data, and a secret-like task in it is withheld from every status, error and report."""
+    from continuity.gate.secrets import shown_value
+
+    return shown_value(task)
 
 
 def read_leases(vault_root: Path) -> tuple[list[Lease], list[tuple[str, str]]]:
@@ -308,6 +316,12 @@ def refuse_if_foreign(current: LeaseStatus) -> None:
 
 
 def clean_task(task: str | None) -> str | None:
+    """The task as stored; InputRejected (exit 5) when it holds anything secret-like.
+
+    The lease file is synchronized as it is and its task is shown to every other device (status, the
+    error another device's agent receives), so it goes through the same gate as a note; the refusal
+    names the detector only, never the text.
+    """
     if task is None:
         return None
     text = " ".join(task.split())
@@ -315,6 +329,11 @@ def clean_task(task: str | None) -> str | None:
         raise UsageError(f"--task is longer than {limits.LEASE_TASK_MAX_CHARS} characters")
     if any(not ch.isprintable() for ch in text):
         raise UsageError("--task must be printable text")
+    from continuity.gate.secrets import scan_text
+
+    found = scan_text(text)
+    if found:
+        raise InputRejected(f"--task looks like it holds a secret ({found[0].detector}); the lease was not taken")
     return text or None
 
 

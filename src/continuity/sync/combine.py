@@ -43,6 +43,7 @@ class Combined:
     commit: str
     conflicts: tuple[Conflict, ...]
     kind: str  # same | ours | theirs (fast-forward) | merge
+    rewritten: bool = False  # the remote's history was rewritten and adopted (`adopt_rewrite`)
 
 
 def list_tree(git: Git, commit: str | None) -> dict[str, Entry]:
@@ -150,3 +151,75 @@ def combine(git: Git, ours: str | None, theirs: str | None, message: str, now: d
         message += "\n\nkept both sides of:\n" + "".join(f"  {item.path} -> {item.copy}\n" for item in conflicts)
     commit = git.run(["commit-tree", tree, "-p", ours, "-p", theirs, "-F", "-"], stdin=message.encode("utf-8"))
     return Combined(commit.decode("ascii").strip(), tuple(conflicts), "merge")
+
+
+def integrate(
+    git: Git, ours: str | None, prior: str | None, theirs: str | None, message: str, now: dt.datetime
+) -> Combined:
+    """`combine`, unless the remote no longer holds `prior` (the tip this computer last saw there) while
+    ours still builds on it: then its history was rewritten, and it is adopted (`adopt_rewrite`)."""
+    if ours is None or prior is None or theirs is None or prior == theirs or is_ancestor(git, prior, theirs):
+        return combine(git, ours, theirs, message, now)
+    if not is_ancestor(git, prior, ours):
+        return combine(git, ours, theirs, message, now)
+    return adopt_rewrite(git, ours, prior, theirs, message + "the remote's history was rewritten\n", now)
+
+
+def adopt_rewrite(git: Git, ours: str, prior: str, theirs: str, message: str, now: dt.datetime) -> Combined:
+    """This computer's changes since `prior` as one commit on top of a remote history that was rewritten.
+
+    The remote's branch no longer contains `prior`, the tip this computer last saw there: someone
+    force-pushed (to scrub a leaked secret, to drop a huge file, or an unrelated history). Merging the
+    two histories would push every old commit back, resurrecting what the rewrite removed, and would
+    ask the gate to judge history the remote already had. So the old history is not carried: the
+    paths are decided by the same table with `prior` as the base, and the result has `theirs` as its
+    only parent. What this computer changed since `prior` stays; everything else is the remote's.
+    """
+    entries, conflicts = decide(list_tree(git, prior), list_tree(git, ours), list_tree(git, theirs), git.device, now)
+    tree = write_tree(git, entries)
+    if git.text(["rev-parse", f"{theirs}^{{tree}}"]) == tree:
+        return Combined(theirs, tuple(conflicts), "theirs", rewritten=True)
+    if conflicts:
+        message += "\n\nkept both sides of:\n" + "".join(f"  {item.path} -> {item.copy}\n" for item in conflicts)
+    commit = git.run(["commit-tree", tree, "-p", theirs, "-F", "-"], stdin=message.encode("utf-8"))
+    return Combined(commit.decode("ascii").strip(), tuple(conflicts), "merge", rewritten=True)
+
+
+def _sizes(git: Git, commit: str) -> dict[str, int]:
+    """Each file's size in a commit's tree, from the object headers (no blob is read)."""
+    out = git.run(["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
+    sizes: dict[str, int] = {}
+    for record in out.split(b"\0"):
+        meta, _tab, raw_path = record.partition(b"\t")
+        fields = meta.split()
+        if len(fields) == 4 and fields[1] == b"blob" and fields[3].isdigit():
+            sizes[raw_path.decode("utf-8", "surrogateescape")] = int(fields[3])
+    return sizes
+
+
+def cap_incoming(
+    git: Git, head: str | None, combined: Combined, cap_bytes: int, message: str
+) -> tuple[Combined, list[str]]:
+    """`combined` without any file the remote brought in that is over `cap_bytes`; (result, those paths).
+
+    A blob compresses well (a 1.8 MB push can be a 300 MB note), so what would be checked out is
+    measured before a byte of it is written: each path that changes and whose new version is over the
+    cap keeps this computer's version (or stays absent), in one more commit on top of `combined`.
+    """
+    if not combined.commit or combined.commit == head:
+        return combined, []
+    ours = list_tree(git, head)
+    new = list_tree(git, combined.commit)
+    sizes = _sizes(git, combined.commit)
+    big = sorted(path for path, entry in new.items() if ours.get(path) != entry and sizes.get(path, 0) > cap_bytes)
+    if not big:
+        return combined, []
+    for path in big:
+        if path in ours:
+            new[path] = ours[path]
+        else:
+            new.pop(path)
+    tree = write_tree(git, new)
+    text = message + f"\nkept out {len(big)} incoming file(s) over {cap_bytes} bytes\n"
+    commit = git.run(["commit-tree", tree, "-p", combined.commit, "-F", "-"], stdin=text.encode("utf-8"))
+    return Combined(commit.decode("ascii").strip(), combined.conflicts, "merge"), big

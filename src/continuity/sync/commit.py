@@ -3,13 +3,17 @@
 Every path `git status` names (changed, added or removed in the working tree, or staged by hand) is
 decided again from the working tree: a removal is staged; a file is staged only when it passes the same
 rules the loader applies: a regular file (a link or a FIFO is never committed), at most
-`SYNC_FILE_MAX_BYTES`, a name with nothing secret-like in it, and, for text, no finding of the
-secret gate (`gate.secrets.scan_text`, with its `pragma: allowlist secret`). A file that is not UTF-8
-text is committed only under `40-documents/`, where `lifecycle preserve` keeps binary originals with
-the person's confirmation; anywhere else the gate cannot read it, so it stays on this computer. A
-held-back file keeps, in the index, the version last committed, so what was synchronized before stays
-synchronized and the new bytes never leave; the sync names it with the line and detector (never the
-value) and exits 5, and every other file is synchronized.
+`SYNC_FILE_MAX_BYTES`, a name with nothing secret-like in it, and no finding of the secret gate
+(`gate.secrets.scan_text`, with its `pragma: allowlist secret`) in any reading of its bytes
+(`gate.secrets.scan_bytes`: UTF-8, and when that fails UTF-8 with bad bytes replaced and dropped and
+Latin-1, and UTF-16 and UTF-32 when the bytes look wide), so one stray byte or another encoding
+cannot carry a token past the gate. A file that is not UTF-8 is committed only under `40-documents/`,
+and there, when no reading of it is text at all (an image, an archive: the gate cannot judge it),
+only when the person kept exactly those bytes with `lifecycle preserve`, whose record names their
+SHA-256 (`preserved`); anywhere else it stays on this computer. A held-back file keeps, in the index,
+the version last committed, so what was synchronized before stays synchronized and the new bytes never
+leave; the sync names it with the line and detector (never the value) and exits 5, and every other file
+is synchronized.
 
 The commit is made with plumbing (`write-tree`, `commit-tree`, `update-ref` with the old value), so no
 hook, editor or signing program runs, and the branch moves only if nobody moved it meanwhile. Its
@@ -20,11 +24,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from continuity import limits
 from continuity.errors import ContinuityError, NoteError
 from continuity.sync.git import HEAD_REF, Git
 from continuity.vault import access, layout
+
+if TYPE_CHECKING:
+    from continuity.gate.secrets import Finding
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 
@@ -35,7 +44,7 @@ class Held:
 
     rel: str  # the real path, for this computer's index only: never printed
     shown: str
-    reason: str  # secret | too_large | link | invalid | binary
+    reason: str  # secret | too_large | link | invalid | binary | name | incoming_too_large
     line: int | None = None
     detector: str | None = None
 
@@ -44,8 +53,15 @@ class Held:
             return f"{self.shown} line {self.line} looks like a secret ({self.detector}); it was not synchronized"
         why = {
             "too_large": f"it is larger than {limits.SYNC_FILE_MAX_BYTES} bytes",
+            "incoming_too_large": (
+                f"the remote's version is larger than {limits.SYNC_FILE_MAX_BYTES} bytes, so it was not checked "
+                "out and this computer's version stays"
+            ),
             "link": "it is a symbolic link or not a regular file",
-            "binary": f"it is not text, and only {layout.DOCUMENTS}/ keeps binary originals",
+            "binary": (
+                f"it is not text the secret gate can read, and only {layout.DOCUMENTS}/ keeps binary originals, "
+                "those the person kept with 'lifecycle preserve'"
+            ),
             "name": "its name looks like a secret",
         }.get(self.reason, "it cannot be read")
         return f"{self.shown}: {why}; it was not synchronized"
@@ -59,9 +75,15 @@ class Staged:
 
 
 def changed_paths(git: Git) -> list[str]:
-    """Every path whose working-tree or index state differs from the last commit (ignored files left out)."""
+    """Every path whose working-tree or index state differs from the last commit.
+
+    Ignored files are left out, except under the memory folders, where only the tool's own ignore
+    lines count (`ignore.unignored_files`): a rule that arrived with the vault cannot hide a note.
+    """
+    from continuity.sync.ignore import unignored_files
+
     out = git.run(["status", "--porcelain=v1", "-z", "-uall", "--no-renames", "--ignore-submodules=all"])
-    paths: list[str] = []
+    paths: list[str] = unignored_files(git)
     for record in out.split(b"\0"):
         if len(record) > 3:
             paths.append(record[3:].decode("utf-8", "surrogateescape"))
@@ -79,27 +101,64 @@ def gate_file(git: Git, rel: str) -> Held | None:
         data = access.read_capped(git.vault, rel, limits.SYNC_FILE_MAX_BYTES)
     except NoteError as exc:
         return Held(rel, rel, exc.reason if exc.reason in ("too_large", "link") else "invalid")
-    return judge(rel, data)
+    return judge(rel, data, git.vault)
 
 
-def judge(rel: str, data: bytes) -> Held | None:
-    """The content rules of the module docstring for one file's bytes."""
-    from continuity.gate.secrets import scan_text, withheld_name
+def judge(rel: str, data: bytes, vault: Path | None = None) -> Held | None:
+    """The content rules of the module docstring for one file's bytes (`vault`: where approvals live)."""
+    from continuity.gate.secrets import scan_bytes, scan_text, withheld_name
 
     named = withheld_name(rel)
     if named is not None:
         return Held(rel, named[0], "name")
     if len(data) > limits.SYNC_FILE_MAX_BYTES:
         return Held(rel, rel, "too_large")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None if rel.startswith(layout.DOCUMENTS + "/") else Held(rel, rel, "binary")
-    findings = scan_text(_own_lease_task(rel, data) if rel.startswith(layout.LEASES + "/") else text)
+    document = rel.startswith(layout.DOCUMENTS + "/")
+    if not document and not _utf8(data):
+        return Held(rel, rel, "binary")
+    if rel.startswith(layout.LEASES + "/"):
+        findings: list[Finding] | None = scan_text(_own_lease_task(rel, data))
+    else:
+        findings = scan_bytes(data)
+    if findings is None:  # no reading of it is text: the gate cannot judge it
+        if document and vault is not None and preserved(vault, rel, data):
+            return None
+        return Held(rel, rel, "binary")
     if findings:
         first = findings[0]
         return Held(rel, rel, "secret", first.line, first.detector)
     return None
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def preserved(vault: Path, rel: str, data: bytes) -> bool:
+    """Whether the person kept exactly these bytes with `lifecycle preserve`, confirming a binary file.
+
+    Its record (`<file>.record.md`, `type: document`, `status: approved`, `scanned: false`) names the
+    SHA-256 of the bytes the person confirmed; any other bytes at that path are not what was approved.
+    """
+    import hashlib
+
+    from continuity.vault import notes
+
+    record = rel + ".record.md"
+    try:
+        meta = notes.parse_note(access.read_capped(vault, record, limits.LIFECYCLE_TEXT_CAP_BYTES), record).meta
+    except NoteError:
+        return False
+    return (
+        meta.get("type") == "document"
+        and meta.get("status") == "approved"
+        and meta.get("scanned") is False
+        and meta.get("sha256") == hashlib.sha256(data).hexdigest()
+    )
 
 
 def _own_lease_task(rel: str, data: bytes) -> str:
@@ -188,7 +247,7 @@ def outgoing(git: Git, remote_tip: str | None) -> list[Held]:
             size = int(out[position:header_end].split()[2])
             data = out[header_end + 1 : header_end + 1 + size]
             position = header_end + 1 + size + 1
-            verdict = judge(path, data)
+            verdict = judge(path, data, git.vault)
             if verdict is not None:
                 refused.append(verdict)
     messages = git.run(["log", "--format=%B%x00", HEAD_REF, *exclude]).decode("utf-8", "replace")

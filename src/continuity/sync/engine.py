@@ -14,7 +14,13 @@ One sync, under this computer's local write lock (so no `lifecycle` write runs m
    the sync with its reason, and the commits wait for the next sync.
 
 Offline (the remote cannot be reached) the commit of step 2 is kept and the sync says so (exit 3).
-History is only ever added to: no force-push, no rebase, no reset of a branch that was pushed.
+History is only ever added to: no force-push, no rebase, no reset of a branch that was pushed. When
+the remote's own history was rewritten (it no longer holds the tip this computer last saw), this
+computer's changes since that tip go on top of the new history and the old one is kept only locally,
+under `refs/continuity/backup/` (`combine.adopt_rewrite`): what the rewrite removed is never pushed
+back, and only what this computer newly publishes is judged. Before the working tree moves, every
+incoming file is measured from its object header, and one over `SYNC_FILE_MAX_BYTES` is never
+checked out (`combine.cap_incoming`); it is named as held.
 """
 
 from __future__ import annotations
@@ -29,33 +35,15 @@ from typing import Any
 from continuity import limits
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
 from continuity.store import atomic, lease
-from continuity.sync import commit, recovery, remote, state
-from continuity.sync.combine import Conflict, combine
+from continuity.sync import commit, ignore, recovery, remote, state
+from continuity.sync.combine import Combined, Conflict, cap_incoming, integrate
 from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault
 from continuity.sync.recovery import checkout
 from continuity.vault import access
 
-GITIGNORE = ".gitignore"
-# Tool-local state and sync-engine or editor debris that must stay on each computer.
-GITIGNORE_LINES = (
-    "# continuity: what stays on this computer (each line is local state, never memory)",
-    ".*.tmp",
-    "*.tmp",
-    ".continuity/*.lock",
-    ".continuity/locks/",
-    ".obsidian/workspace.json",
-    ".obsidian/workspace-mobile.json",
-    ".trash/",
-    ".DS_Store",
-    "Thumbs.db",
-    "desktop.ini",
-    ".stfolder",
-    ".stversions/",
-    ".dropbox",
-    ".dropbox.attr",
-    ".tmp.drivedownload/",
-    ".tmp.driveupload/",
-    "*.icloud",
+REWRITTEN = (
+    "the remote's history was rewritten; this computer's changes were put on top of it "
+    "(the old history is kept under refs/continuity/backup/)"
 )
 _OFFLINE_WORDS = (
     "could not resolve",
@@ -117,6 +105,7 @@ class _Run:
     only: set[str] | None
     recovered: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # incoming files over the size cap, never checked out
 
 
 def remote_url(git: Git) -> str:
@@ -133,21 +122,6 @@ def harden(git: Git) -> None:
     target = info / "attributes"
     if not target.is_file() or target.read_text("utf-8", "replace") != INFO_ATTRIBUTES:
         atomic.write_text(target, INFO_ATTRIBUTES)
-
-
-def ensure_gitignore(vault: Path) -> bool:
-    """Add our lines to the vault's `.gitignore` (kept with the vault, so every computer agrees)."""
-    path = vault / GITIGNORE
-    if path.is_symlink():
-        raise InputRejected(f"{GITIGNORE} in the vault is a symbolic link; links are never followed")
-    old = path.read_text("utf-8") if path.is_file() else ""
-    present = set(old.splitlines())
-    missing = [line for line in GITIGNORE_LINES if line not in present]
-    if not missing:
-        return False
-    text = old + ("" if not old or old.endswith("\n") else "\n") + "\n".join(missing) + "\n"
-    atomic.write_text(path, text)
-    return True
 
 
 def _offline(error: GitFailed) -> str | None:
@@ -238,6 +212,7 @@ def sync(
 def _commit(run: _Run) -> tuple[str | None, commit.Staged]:
     git = run.git
     head = git.rev(HEAD_REF)
+    ignore.tidy(git.vault)  # before every commit: no ignore line that arrived can hide a note
     staged = commit.stage(git, run.only)
     if not staged.staged and not staged.removed:
         return None, staged  # the index is the last commit's (held files were given back their committed state)
@@ -254,6 +229,7 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
     integrated = "same"
     while True:
         attempts += 1
+        prior = git.rev(TRACKING)
         reason = fetch(git)
         if reason is not None:
             state.end(vault, run.now, "offline")
@@ -261,7 +237,12 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         state.begin(vault, run.now, phase="integrate")
         head, theirs = git.rev(HEAD_REF), git.rev(TRACKING)
         message = f"sync {git.device}: integrate {REMOTE}/{BRANCH}\n"
-        combined = combine(git, head, theirs, message, run.now)
+        combined = integrate(git, head, prior, theirs, message, run.now)
+        if combined.rewritten and head is not None:  # the remote no longer holds what we last saw there
+            recovery.backup(git, head, "rewritten", run.now)
+            run.recovered.append(REWRITTEN)
+        combined, big = cap_incoming(git, head, combined, limits.SYNC_FILE_MAX_BYTES, message)
+        run.refused.extend(big)
         integrated = combined.kind if combined.kind != "same" or integrated == "same" else integrated
         run.conflicts.extend(combined.conflicts)
         if combined.commit and combined.commit != head:
@@ -313,11 +294,14 @@ def _result(
     attempts: int,
     offline: str | None = None,
 ) -> SyncResult:
+    from continuity.gate.secrets import shown_path
+
+    incoming = tuple(commit.Held(rel, shown_path(rel), "incoming_too_large") for rel in dict.fromkeys(run.refused))
     return SyncResult(
         made,
         staged.staged,
         staged.removed,
-        staged.held,
+        staged.held + incoming,
         tuple(run.conflicts),
         integrated,
         pushed,
@@ -355,12 +339,12 @@ def connect_remote(vault: Path, device: str, url: str, *, now: dt.datetime | Non
             git.run(["remote", "add", REMOTE, checked.url])
         git.run(["config", f"remote.{REMOTE}.fetch", f"+refs/heads/*:refs/remotes/{REMOTE}/*"])
         harden(git)
-        ensure_gitignore(vault)
+        ignore.tidy(vault)
     result = sync(vault, device, now=now)
     return SyncResult(**{**result.__dict__, "privacy": privacy.verdict})
 
 
-def clone(url: str, target: Path, device: str) -> str:
+def clone(url: str, target: Path, device: str, on_refused: Callable[[str], None] | None = None) -> str:
     """`init --clone URL`: clone into an absent or empty folder; the privacy verdict."""
     checked = remote.classify(url)
     privacy = remote.check_private(checked)
@@ -380,7 +364,15 @@ def clone(url: str, target: Path, device: str) -> str:
             "the remote has no 'main' branch with a vault yet; run 'lifecycle sync --remote URL' on the computer "
             "that has the vault first"
         )
+    tip = git.rev(f"refs/remotes/{REMOTE}/{BRANCH}") or ""
+    # Measured before a byte is written, as in every sync: a file over the cap is not checked out.
+    capped, big = cap_incoming(git, None, Combined(tip, (), "theirs"), limits.SYNC_FILE_MAX_BYTES, "clone\n")
     git.run(["symbolic-ref", "HEAD", HEAD_REF])
-    git.run(["update-ref", HEAD_REF, f"refs/remotes/{REMOTE}/{BRANCH}"])
+    git.run(["update-ref", HEAD_REF, capped.commit])
     git.run(["read-tree", "--reset", "-u", HEAD_REF])
+    from continuity.gate.secrets import shown_path
+
+    for rel in big:
+        if on_refused is not None:
+            on_refused(commit.Held(rel, shown_path(rel), "incoming_too_large").message())
     return privacy.verdict

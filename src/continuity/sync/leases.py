@@ -18,13 +18,14 @@ pushes the removal the same way; offline, it is only local until the next sync.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from continuity.errors import LeaseHeld
 from continuity.store import journal, lease
 from continuity.sync import engine
-from continuity.sync.git import REMOTE, Git, is_git_vault
+from continuity.sync.git import REMOTE, TRACKING, Git, is_git_vault
 from continuity.vault import access
 
 
@@ -80,4 +81,22 @@ def publish(
     if result.offline:
         return Published(False, f"the lease is only local: the remote could not be reached ({result.offline})")
     word = "removal of the lease" if releasing else "lease"
+    if not remote_records(vault, device, lease.lease_rel(device)):
+        held = next((item.message() for item in result.held if item.rel == lease.lease_rel(device)), None)
+        why = f" ({held})" if held else ""
+        return Published(False, f"the {word} is only local: the remote does not record it{why}")
     return Published(True, f"the remote records this {word}; other computers see it at their next sync")
+
+
+def remote_records(vault: Path, device: str, rel: str) -> bool:
+    """Whether the remote's branch, as last fetched or pushed, holds exactly this computer's file at `rel`
+    (or, when the file is gone here, holds none): what a sync reported is checked, not assumed, since a
+    file the gate held back or a push that did not happen leaves the remote as it was."""
+    git = Git(vault, device)
+    there = git.probe(["rev-parse", "--verify", "--quiet", f"{TRACKING}:{rel}"])
+    if not os.path.lexists(vault / rel):
+        return there.returncode != 0
+    if there.returncode != 0:
+        return False
+    here = git.probe(["hash-object", "--no-filters", "--", rel])
+    return here.returncode == 0 and here.stdout.strip() == there.stdout.strip()
