@@ -37,6 +37,7 @@ from continuity.gate import (
     detectsecrets,
     encoded as secret_encoded,
     labels as secret_labels,
+    normalise,
     rules,
     services as secret_services,
     structures as secret_structures,
@@ -131,23 +132,12 @@ def shown_value(value: str) -> str:
 
 
 def as_shown(text: str) -> str:
-    """The text as a reader of the brief gets it back: NFKC-folded, hidden characters dropped.
-
-    The brief is NFKC-normalized and shows hidden characters as `[U+XXXX]` markers, so a token
-    written in fullwidth or mathematical letters (`𝐬𝐤_𝐥𝐢𝐯𝐞_…`) comes out as plain ASCII, and one
-    split by a zero-width space or a soft hyphen is trivially rejoined. Both are scanned as well.
-    Newlines are kept (NFKC never makes or removes one), so line numbers stay those of the file.
+    """The text as the gate judges it (`normalise.judged`): hidden characters and combining marks
+    removed, NFKC applied. A token written in fullwidth or mathematical letters (`𝐬𝐤_𝐥𝐢𝐯𝐞_…`), or split
+    by a zero-width space, a variation selector or a combining grapheme joiner, reads as the ASCII it
+    was. Newlines are kept, so line numbers stay those of the file.
     """
-    if text.isascii() and all(line.isprintable() for line in text.split("\n")):
-        return text
-    import unicodedata
-
-    folded = unicodedata.normalize("NFKC", text)
-    return "".join(
-        ch
-        for ch in folded
-        if ch in "\n\t" or not (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f")
-    )
+    return normalise.judged(text)
 
 
 def _scan(text: str) -> list[Finding]:
