@@ -12,6 +12,8 @@ whole token is written in this file.
 `positives(seed)` returns `Sample`s grouped into the nine families the bench reports.
 """
 
+# ruff: noqa: E501  (data: one generated note shape a line reads better than a wrapped one)
+
 from __future__ import annotations
 
 import base64
@@ -32,12 +34,68 @@ HEX = "0123456789abcdef"
 B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "-_"
 B32 = UPPER + "234567"
-WORDS = (
-    "amber anchor basil birch cactus cedar clover comet copper coral cricket dune ember fable fern fjord "
-    "garnet ginger glacier harbor hazel heron indigo iris jasper juniper kestrel lagoon lantern lilac "
-    "lotus maple marble meadow mint nectar nimbus oasis olive onyx orchid otter pebble pepper pine plum "
-    "quartz raven reef saffron sage sierra sparrow spruce thistle tundra velvet willow yarrow zephyr"
-).split()
+WORDS = [
+    "amber",
+    "anchor",
+    "basil",
+    "birch",
+    "cactus",
+    "cedar",
+    "clover",
+    "comet",
+    "copper",
+    "coral",
+    "cricket",
+    "dune",
+    "ember",
+    "fable",
+    "fern",
+    "fjord",
+    "garnet",
+    "ginger",
+    "glacier",
+    "harbor",
+    "hazel",
+    "heron",
+    "indigo",
+    "iris",
+    "jasper",
+    "juniper",
+    "kestrel",
+    "lagoon",
+    "lantern",
+    "lilac",
+    "lotus",
+    "maple",
+    "marble",
+    "meadow",
+    "mint",
+    "nectar",
+    "nimbus",
+    "oasis",
+    "olive",
+    "onyx",
+    "orchid",
+    "otter",
+    "pebble",
+    "pepper",
+    "pine",
+    "plum",
+    "quartz",
+    "raven",
+    "reef",
+    "saffron",
+    "sage",
+    "sierra",
+    "sparrow",
+    "spruce",
+    "thistle",
+    "tundra",
+    "velvet",
+    "willow",
+    "yarrow",
+    "zephyr",
+]
 
 Gen = Callable[[random.Random], str]
 
@@ -85,7 +143,9 @@ def url_cred(scheme: str, user: str, host: str, secret: Gen) -> Gen:
 
 
 def jdbc(r: random.Random) -> str:
-    return f"jdbc:sqlserver://db{r.randint(1, 9)}.internal:1433;databaseName=orders;user=app;password={human_password(r)}"
+    return (
+        f"jdbc:sqlserver://db{r.randint(1, 9)}.internal:1433;databaseName=orders;user=app;password={human_password(r)}"
+    )
 
 
 def adonet(r: random.Random) -> str:
@@ -128,22 +188,56 @@ KINDS: tuple[tuple[str, str, tuple[str, ...], Gen], ...] = (
     ("cloud", "hetzner-token", ("HCLOUD_TOKEN", "hcloud-token"), g("", ALNUM, 64)),
     ("cloud", "oci-auth-token", ("OCI_AUTH_TOKEN", "authtoken"), g("", ALNUM + "()<>:;.+-_", 20)),
     ("source", "github", ("GITHUB_TOKEN", "GH_PAT", "pat"), TOKEN_GENS["github"]),
-    ("source", "github-fine", ("GITHUB_PAT", "token"), g(j("github", "_pat_"), ALNUM, 22, "_" + rs(random.Random(1), ALNUM, 59))),
+    (
+        "source",
+        "github-fine",
+        ("GITHUB_PAT", "token"),
+        g(j("github", "_pat_"), ALNUM, 22, "_" + rs(random.Random(1), ALNUM, 59)),
+    ),
     ("source", "gitlab", ("GITLAB_TOKEN", "CI_JOB_PAT"), g(j("gl", "pat-"), URLSAFE, 20)),
     ("source", "bitbucket-app-pw", ("BITBUCKET_APP_PASSWORD", "bbAppPassword"), g(j("AT", "BB"), ALNUM, 32)),
-    ("source", "azure-devops-pat", ("AZURE_DEVOPS_PAT", "AZDO_PAT", "ado_pat"), g("", "abcdefghijklmnopqrstuvwxyz234567", 52)),
+    (
+        "source",
+        "azure-devops-pat",
+        ("AZURE_DEVOPS_PAT", "AZDO_PAT", "ado_pat"),
+        g("", "abcdefghijklmnopqrstuvwxyz234567", 52),
+    ),
     ("source", "gitea-token", ("GITEA_TOKEN", "giteaToken"), g("", HEX, 40)),
     ("source", "gitee-token", ("GITEE_ACCESS_TOKEN",), g("", HEX, 32)),
     ("chat", "slack", ("SLACK_BOT_TOKEN", "slackToken"), TOKEN_GENS["slack"]),
-    ("chat", "slack-webhook", ("SLACK_WEBHOOK_URL", "webhook"), lambda r: f"https://hooks.slack.com/services/T{rs(r, UPPER + DIGITS, 8)}/B{rs(r, UPPER + DIGITS, 8)}/{rs(r, ALNUM, 24)}"),
-    ("chat", "discord-webhook", ("DISCORD_WEBHOOK",), lambda r: f"https://discord.com/api/webhooks/{rs(r, DIGITS, 18)}/{rs(r, URLSAFE, 68)}"),
+    (
+        "chat",
+        "slack-webhook",
+        ("SLACK_WEBHOOK_URL", "webhook"),
+        lambda r: (
+            f"https://hooks.slack.com/services/T{rs(r, UPPER + DIGITS, 8)}/B{rs(r, UPPER + DIGITS, 8)}/{rs(r, ALNUM, 24)}"
+        ),
+    ),
+    (
+        "chat",
+        "discord-webhook",
+        ("DISCORD_WEBHOOK",),
+        lambda r: f"https://discord.com/api/webhooks/{rs(r, DIGITS, 18)}/{rs(r, URLSAFE, 68)}",
+    ),
     ("chat", "telegram", ("TELEGRAM_BOT_TOKEN", "botToken"), lambda r: f"{rs(r, DIGITS, 10)}:AA{rs(r, URLSAFE, 33)}"),
-    ("chat", "mattermost-webhook", ("MATTERMOST_HOOK",), lambda r: f"https://chat.example.org/hooks/{rs(r, LOWER + DIGITS, 26)}"),
+    (
+        "chat",
+        "mattermost-webhook",
+        ("MATTERMOST_HOOK",),
+        lambda r: f"https://chat.example.org/hooks/{rs(r, LOWER + DIGITS, 26)}",
+    ),
     ("chat", "zulip-key", ("ZULIP_API_KEY", "zulip_key"), g("", ALNUM, 32)),
     ("chat", "twilio-auth", ("TWILIO_AUTH_TOKEN", "authToken"), g("", HEX, 32)),
     ("chat", "line-channel", ("LINE_CHANNEL_ACCESS_TOKEN",), g("", B64, 171, "=")),
     ("chat", "pushover", ("PUSHOVER_TOKEN", "po_app_token"), g("a", LOWER + DIGITS, 29)),
-    ("chat", "gchat-webhook", ("GCHAT_WEBHOOK",), lambda r: f"https://chat.googleapis.com/v1/spaces/{rs(r, ALNUM, 11)}/messages?key={j('AI', 'za')}{rs(r, URLSAFE, 35)}&token={rs(r, URLSAFE, 43)}"),
+    (
+        "chat",
+        "gchat-webhook",
+        ("GCHAT_WEBHOOK",),
+        lambda r: (
+            f"https://chat.googleapis.com/v1/spaces/{rs(r, ALNUM, 11)}/messages?key={j('AI', 'za')}{rs(r, URLSAFE, 35)}&token={rs(r, URLSAFE, 43)}"
+        ),
+    ),
     ("payment", "stripe", ("STRIPE_SECRET_KEY", "stripeKey"), TOKEN_GENS["stripe"]),
     ("payment", "stripe-restricted", ("STRIPE_RK",), g(j("rk", "_live_"), ALNUM, 99)),
     ("payment", "stripe-webhook", ("STRIPE_WEBHOOK_SECRET", "whsec"), g(j("wh", "sec_"), ALNUM, 32)),
@@ -159,10 +253,20 @@ KINDS: tuple[tuple[str, str, tuple[str, ...], Gen], ...] = (
     ("api", "sendgrid", ("SENDGRID_API_KEY",), lambda r: f"{j('S', 'G.')}{rs(r, URLSAFE, 22)}.{rs(r, URLSAFE, 43)}"),
     ("api", "datadog", ("DD_API_KEY", "DD_APP_KEY", "datadogKey"), g("", HEX, 40)),
     ("api", "invented-prefix", ("ACME_API_KEY", "acmeKey", "key"), TOKEN_GENS["invented"]),
-    ("api", "invented-dotted", ("VENDOR_TOKEN", "vendorToken"), lambda r: f"{rs(r, LOWER, 2)}.{rs(r, LOWER, 2)}.{rs(r, ALNUM, 44)}"),
+    (
+        "api",
+        "invented-dotted",
+        ("VENDOR_TOKEN", "vendorToken"),
+        lambda r: f"{rs(r, LOWER, 2)}.{rs(r, LOWER, 2)}.{rs(r, ALNUM, 44)}",
+    ),
     ("api", "vault-legacy", ("VAULT_TOKEN", "vaultToken"), g("s.", ALNUM, 24)),
     ("api", "functions-key", ("AzureWebJobsFunctionkey", "Functionkey", "x-functions-key"), g("", URLSAFE, 54, "==")),
-    ("api", "license-key", ("LICENSE_KEY", "licenseKey"), lambda r: "-".join(rs(r, UPPER + DIGITS, 5) for _ in range(5))),
+    (
+        "api",
+        "license-key",
+        ("LICENSE_KEY", "licenseKey"),
+        lambda r: "-".join(rs(r, UPPER + DIGITS, 5) for _ in range(5)),
+    ),
     ("api", "session-cookie", ("SESSION_SECRET", "session_cookie"), g("", URLSAFE, 48)),
     ("api", "signing-secret", ("SIGNING_SECRET", "hmacSecret"), g("", B64, 43, "=")),
     ("password", "word-password", ("DB_PASSWORD", "password", "pwd", "ACRPWD", "adminPwd"), word_password),
@@ -176,11 +280,31 @@ KINDS: tuple[tuple[str, str, tuple[str, ...], Gen], ...] = (
     ("private-key", "pkcs8", ("TLS_KEY", "privateKey"), private_key("")),
     ("private-key", "encrypted", ("key_pem",), encrypted_key),
     ("private-key", "json-escaped", ("private_key",), json_escaped_key),
-    ("connection", "postgres", ("DATABASE_URL", "dsn"), url_cred("postgresql", "app", "db.internal:5432/app", human_password)),
-    ("connection", "mongodb", ("MONGO_URI", "mongoUrl"), url_cred("mongodb+srv", "svc", "cluster0.abcd.mongodb.net/prod", g("", ALNUM, 16))),
+    (
+        "connection",
+        "postgres",
+        ("DATABASE_URL", "dsn"),
+        url_cred("postgresql", "app", "db.internal:5432/app", human_password),
+    ),
+    (
+        "connection",
+        "mongodb",
+        ("MONGO_URI", "mongoUrl"),
+        url_cred("mongodb+srv", "svc", "cluster0.abcd.mongodb.net/prod", g("", ALNUM, 16)),
+    ),
     ("connection", "redis", ("REDIS_URL",), url_cred("rediss", "default", "cache.internal:6380/0", g("", ALNUM, 32))),
-    ("connection", "amqp", ("AMQP_URL", "broker_url"), url_cred("amqp", "worker", "mq.internal:5672/%2f", word_password)),
-    ("connection", "https-userinfo", ("REPO_URL", "remote"), url_cred("https", "oauth2", "git.example.com/team/app.git", g("", ALNUM, 40))),
+    (
+        "connection",
+        "amqp",
+        ("AMQP_URL", "broker_url"),
+        url_cred("amqp", "worker", "mq.internal:5672/%2f", word_password),
+    ),
+    (
+        "connection",
+        "https-userinfo",
+        ("REPO_URL", "remote"),
+        url_cred("https", "oauth2", "git.example.com/team/app.git", g("", ALNUM, 40)),
+    ),
     ("connection", "jdbc", ("JDBC_URL", "spring.datasource.url"), jdbc),
     ("connection", "adonet", ("ConnectionStrings__Default", "connectionString"), adonet),
     ("connection", "azure-storage-conn", ("AZURE_STORAGE_CONNECTION_STRING",), azure_conn),
@@ -218,9 +342,9 @@ Context = Callable[[str, str, random.Random], str]
 LABELLED: tuple[tuple[str, Context], ...] = (
     ("env-export", lambda L, v, r: f"```bash\nexport {L}='{v}'\n```"),
     ("dotenv", lambda L, v, r: f"```\n{L}={v}\n```"),
-    ("yaml", lambda L, v, r: f"```yaml\nservice:\n  {L}: \"{quoted_json(v)}\"\n```"),
+    ("yaml", lambda L, v, r: f'```yaml\nservice:\n  {L}: "{quoted_json(v)}"\n```'),
     ("json", lambda L, v, r: f'```json\n{{\n  "name": "svc",\n  "{L}": "{quoted_json(v)}"\n}}\n```'),
-    ("toml", lambda L, v, r: f"```toml\n[service]\n{L} = \"{quoted_json(v)}\"\n```"),
+    ("toml", lambda L, v, r: f'```toml\n[service]\n{L} = "{quoted_json(v)}"\n```'),
     ("ini", lambda L, v, r: f"```ini\n[default]\n{L} = {v}\n```"),
     ("xml-element", lambda L, v, r: f"```xml\n<credentials>\n  <id>deploy</id>\n  <{L}>{v}</{L}>\n</credentials>\n```"),
     ("xml-attribute", lambda L, v, r: f'```xml\n<appSettings>\n  <add key="{L}" value="{v}" />\n</appSettings>\n```'),

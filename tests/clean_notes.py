@@ -8,6 +8,8 @@ Kubernetes manifests that reference secrets without holding them, log excerpts, 
 GPG public material. Every note is generated from a seed; `notes(seed)` returns at least 1,000.
 """
 
+# ruff: noqa: E501  (data: one generated note shape a line reads better than a wrapped one)
+
 from __future__ import annotations
 
 import base64
@@ -41,7 +43,10 @@ def b64(r: random.Random, n: int) -> str:
 
 
 def _commits(r: random.Random) -> str:
-    lines = [f"{sha(r, 7)} {r.choice(('fix', 'feat', 'chore'))}: {r.choice(('retry on 429', 'bump deps', 'split parser'))}" for _ in range(r.randint(3, 8))]
+    lines = [
+        f"{sha(r, 7)} {r.choice(('fix', 'feat', 'chore'))}: {r.choice(('retry on 429', 'bump deps', 'split parser'))}"
+        for _ in range(r.randint(3, 8))
+    ]
     return "Recent history:\n\n```\n" + "\n".join(lines) + f"\n```\n\nReverted {sha(r)} after the canary failed."
 
 
@@ -128,7 +133,9 @@ def _slack_ids(r: random.Random) -> str:
 
 
 def _twilio_sid(r: random.Random) -> str:
-    return f"Messaging service MG{sha(r, 32)} under account AC{sha(r, 32)}; the auth token lives in the secrets manager."
+    return (
+        f"Messaging service MG{sha(r, 32)} under account AC{sha(r, 32)}; the auth token lives in the secrets manager."
+    )
 
 
 def _arns(r: random.Random) -> str:
@@ -147,18 +154,21 @@ def _trace(r: random.Random) -> str:
 
 
 def _token_docs(r: random.Random) -> str:
-    return r.choice(
-        (
-            "Rotate the GITHUB_TOKEN every 90 days; the workflow reads it from `secrets.GITHUB_TOKEN`.",
-            "Set `API_KEY` in the environment before running the importer; never commit it.",
-            "The password policy is now 14 characters minimum, checked against the breach list.",
-            "Tokens expire after an hour; the client refreshes them with the refresh token flow.",
-            "Store the database password in the secrets manager, not in `.env`; see the runbook.",
-            "If the API key leaks, revoke it in the dashboard and create a new one.",
-            "Use `gh auth login` instead of pasting a personal access token.",
-            "The session cookie is HttpOnly and Secure; CSRF tokens are per form.",
+    return (
+        r.choice(
+            (
+                "Rotate the GITHUB_TOKEN every 90 days; the workflow reads it from `secrets.GITHUB_TOKEN`.",
+                "Set `API_KEY` in the environment before running the importer; never commit it.",
+                "The password policy is now 14 characters minimum, checked against the breach list.",
+                "Tokens expire after an hour; the client refreshes them with the refresh token flow.",
+                "Store the database password in the secrets manager, not in `.env`; see the runbook.",
+                "If the API key leaks, revoke it in the dashboard and create a new one.",
+                "Use `gh auth login` instead of pasting a personal access token.",
+                "The session cookie is HttpOnly and Secure; CSRF tokens are per form.",
+            )
         )
-    ) + f" (decided {r.randint(1, 28)} March)"
+        + f" (decided {r.randint(1, 28)} March)"
+    )
 
 
 def _env_example(r: random.Random) -> str:
@@ -177,7 +187,7 @@ def _k8s_deploy(r: random.Random) -> str:
 def _k8s_configmap(r: random.Random) -> str:
     return (
         "```yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\ndata:\n"
-        f"  LOG_LEVEL: info\n  FEATURE_FLAGS: checkout,search\n  BUILD_SHA: {sha(r)}\n  TOKEN_TTL_SECONDS: \"3600\"\n```"
+        f'  LOG_LEVEL: info\n  FEATURE_FLAGS: checkout,search\n  BUILD_SHA: {sha(r)}\n  TOKEN_TTL_SECONDS: "3600"\n```'
     )
 
 
@@ -219,14 +229,17 @@ def _terraform_plan(r: random.Random) -> str:
 
 
 def _prose_keys(r: random.Random) -> str:
-    return r.choice(
-        (
-            "The key insight: the primary key of the events table must include the tenant.",
-            "Key points from the retro: fewer alerts, clearer ownership, a weekly token budget for the LLM.",
-            "The sort key is (created_at, id); the partition key is the tenant id.",
-            "Pass the flag `--no-cache` to rebuild; the secret sauce was the smaller batch size.",
+    return (
+        r.choice(
+            (
+                "The key insight: the primary key of the events table must include the tenant.",
+                "Key points from the retro: fewer alerts, clearer ownership, a weekly token budget for the LLM.",
+                "The sort key is (created_at, id); the partition key is the tenant id.",
+                "Pass the flag `--no-cache` to rebuild; the secret sauce was the smaller batch size.",
+            )
         )
-    ) + f" Ticket OPS-{r.randint(100, 9999)}."
+        + f" Ticket OPS-{r.randint(100, 9999)}."
+    )
 
 
 def _sentry_event(r: random.Random) -> str:
@@ -257,7 +270,10 @@ def notes(seed: int = 26, count: int = 1200) -> list[Sample]:
     r = random.Random(seed)
     out: list[Sample] = []
     for index in range(count):
-        chosen = [TEMPLATES[(index + k * 7) % len(TEMPLATES)] if k == 0 else r.choice(TEMPLATES) for k in range(r.randint(2, 3))]
+        chosen = [
+            TEMPLATES[(index + k * 7) % len(TEMPLATES)] if k == 0 else r.choice(TEMPLATES)
+            for k in range(r.randint(2, 3))
+        ]
         body = "\n\n".join(fn(r) for _, fn in chosen)
         head = f"---\nid: note-{index}\ntype: {r.choice(('fact', 'session', 'lesson'))}\n---\n"
         out.append(Sample(chosen[0][0], "clean", f"{head}# {r.choice(TITLES)}\n\n{r.choice(LEADS)}\n\n{body}\n", ""))

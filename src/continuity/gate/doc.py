@@ -15,6 +15,7 @@ import re
 from continuity.gate import rules, shapes
 
 Candidate = tuple[int, str, str]  # (offset, detector, value)
+_SHORT_WORDS = (("pin", r"pin(?:code)?(?![a-z])"), ("pat", r"pat(?![a-z])"), ("sk", r"s(?:k|key)(?![a-z])"))
 
 
 def rx(pattern: str) -> re.Pattern[str]:
@@ -33,6 +34,7 @@ class Doc:
         self._hits: list[tuple[int, int]] | None = None
         self._hit_lines: list[tuple[int, int, int]] | None = None
         self._runs: str | None = None
+        self._run_spans: list[tuple[int, str]] | None = None
 
     @property
     def lowered(self) -> str:
@@ -56,19 +58,34 @@ class Doc:
             else:
                 found = shapes.compiled(words, re.IGNORECASE).finditer(self.text)
             self._hits = [m.span() for m in found]
-            if "pin" in self.lowered:  # rare as a word: its own search only when the letters occur
-                # A literal start, the character before checked here: a look-behind would be tried everywhere.
-                pin, haystack = self.caseless(r"pin(?:code)?(?![a-z])")
-                spans = [m.span() for m in pin.finditer(haystack) if not haystack[m.start() - 1 : m.start()].isalpha()]
-                self._hits = sorted(self._hits + spans) if spans else self._hits
+            # Short words and abbreviations (PIN, PAT, SK) count only as a word part of their own:
+            # `pin`, `GH_PAT`, `obsSk`, not `pinned`, `path` or `task`. Each search runs only when its
+            # letters occur; the character before is checked here, as a look-behind would be tried everywhere.
+            spans: list[tuple[int, int]] = []
+            for letters, pattern in _SHORT_WORDS:
+                if letters not in self.lowered:
+                    continue
+                short, haystack = self.caseless(pattern)
+                for m in short.finditer(haystack):
+                    before = self.text[m.start() - 1 : m.start()]
+                    if not before.isalpha() or (before.islower() and self.text[m.start()].isupper()):
+                        spans.append(m.span())
+            self._hits = sorted(self._hits + spans) if spans else self._hits
         return self._hits
 
     @property
     def runs(self) -> str:
         """The token-character runs of `secret_rules.runs`: where any token or key body must lie."""
         if self._runs is None:
-            self._runs = rules.runs(self.text)
+            self._runs = "\n".join(run for _, run in self.run_spans)
         return self._runs
+
+    @property
+    def run_spans(self) -> list[tuple[int, str]]:
+        """(offset, run) of every token-character run, found in one pass for every detector."""
+        if self._run_spans is None:
+            self._run_spans = [(m.start(), m.group(0)) for m in shapes.compiled(rules.RUN).finditer(self.text)]
+        return self._run_spans
 
     @property
     def hit_lines(self) -> list[tuple[int, int, int]]:

@@ -36,6 +36,7 @@ from continuity.gate import (
     context as secret_context,
     detectsecrets,
     encoded as secret_encoded,
+    generic,
     labels as secret_labels,
     normalise,
     rules,
@@ -192,5 +193,6 @@ _FINDERS = (
     *secret_values.FINDERS,
     *secret_services.FINDERS,
     *secret_encoded.FINDERS,
+    *generic.FINDERS,
     detectsecrets.candidates,
 )
