@@ -19,6 +19,7 @@ Three questions, asked of every note whatever service its credentials come from:
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
 
 from continuity.gate import issued, shapes
 from continuity.gate.assignments import assigned_value_ok, secret_name
@@ -194,6 +195,47 @@ def _label_rows(doc: Doc) -> list[Candidate]:
         if kind and value and " " not in value and assigned_value_ok(value, False, kind):
             out.append((doc.starts[index], "secret-table-cell", value))
     return out
+
+
+# A value split over lines: a `\` line continuation, adjacent string literals (optionally joined by `+`),
+# and the opening parenthesis of a literal that continues on the next line.
+_SPLIT = (
+    r"\\\r?\n[ \t]{0,64}"
+    r"|([\"'])[ \t]{0,8}\+?[ \t]{0,8}\r?\n[ \t]{0,64}\+?[ \t]{0,8}\1"
+    r"|=[ \t]{0,8}\([ \t]{0,8}\r?\n[ \t]{0,64}"
+)
+
+
+def rejoined(text: str) -> tuple[str, Callable[[int], int]]:
+    """The text with values split over lines joined again, and a map from a line of the joined text to
+    the file's line where it starts. The text itself, and the identity, when nothing was split."""
+    if "\\\n" not in text and '"\n' not in text and "'\n" not in text and "(\n" not in text:
+        return text, _same_line
+    cuts: list[tuple[int, int]] = []  # (offset in the joined text, line feeds removed there)
+    pieces: list[str] = []
+    kept = size = 0
+    for match in rx(_SPLIT).finditer(text):
+        pieces.append(text[kept : match.start()])
+        size += match.start() - kept
+        cuts.append((size, match.group(0).count("\n")))
+        replacement = "= " if match.group(0).startswith("=") else ""
+        pieces.append(replacement)
+        size += len(replacement)
+        kept = match.end()
+    if not cuts:
+        return text, _same_line
+    joined = "".join(pieces) + text[kept:]
+    starts = [0] + [i + 1 for i, ch in enumerate(joined) if ch == "\n"]
+
+    def line_in_file(line: int) -> int:
+        start = starts[min(line, len(starts)) - 1]
+        return line + sum(count for at, count in cuts if at <= start)
+
+    return joined, line_in_file
+
+
+def _same_line(line: int) -> int:
+    return line
 
 
 FINDERS = (_standalone, _urls, _fallbacks, _dockerfile_env, _dash_flags, _label_rows)

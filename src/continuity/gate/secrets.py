@@ -96,6 +96,11 @@ def scan_text(text: str) -> list[Finding]:
     if shown != text:
         seen = {(f.line, f.detector) for f in findings}
         findings = sorted(findings + [f for f in _scan(shown) if (f.line, f.detector) not in seen])
+    rejoined, line_in_file = generic.rejoined(shown)
+    if rejoined != shown:  # a value split over two lines (`"abc"` / `"def"`, a `\` continuation)
+        seen = {(f.line, f.detector) for f in findings}
+        moved = (f._replace(line=line_in_file(f.line)) for f in _scan(rejoined))
+        findings = sorted(findings + [f for f in moved if (f.line, f.detector) not in seen])
     return findings
 
 
