@@ -26,6 +26,7 @@ from continuity.gate.assignments import assigned_value_ok, secret_name
 from continuity.gate.doc import Candidate, Doc, rx
 
 _LABEL_BEFORE = r"([A-Za-z_][A-Za-z0-9_.\-]{0,63})[\"'\]]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}[\"'`]?$"
+_CAPABILITY_HINT = r"hook|/services/|/triggers/|/workflows/"
 _CAPABILITY_SEGMENTS = frozenset(("hooks", "webhooks", "webhook", "services", "triggers", "workflows", "webhookb2"))
 
 
@@ -65,25 +66,32 @@ def _block_head(doc: Doc, start: int, value: str) -> str:
 
 
 def _standalone(doc: Doc) -> list[Candidate]:
-    """Generated values anywhere, and encoded runs whose decoded text is one."""
+    """Generated values anywhere, encoded runs whose decoded text is one, and URLs with a capability."""
     text = doc.text
     out: list[Candidate] = []
     sealed = "SealedSecret" in text
     for offset, run in doc.run_spans:
-        if len(run) < 24 or "://" in run or rx(issued.DIGEST_PREFIX).match(run.lower()):
-            continue  # a URL (`_urls` reads those) or a digest (`sha512-…`, `h1:…`)
+        if len(run) < 24:
+            continue
+        if "://" in run:
+            out.extend(_url(offset, run))
+            continue
+        if rx(issued.DIGEST_PREFIX).match(run.lower()):
+            continue  # a digest (`sha512-…`, `h1:…`)
         for start, value in _pieces(offset, run):
             value = value.strip("'\"`")
-            if len(value) < 24:
-                continue
-            if value.startswith(shapes.PUBLIC_PREFIXES) or (sealed and value.startswith("Ag") and len(value) > 100):
-                continue  # a publishable key; a SealedSecret's ciphertext, which is meant to be committed
+            if len(value) < 24 or value.startswith(shapes.PUBLIC_PREFIXES):
+                continue  # short, or a publishable key
+            plain = issued.generated(value)
+            hexed = not plain and len(value) >= 32 and all(c in "0123456789abcdefABCDEF" for c in value)
+            short_b64 = not (plain or hexed) and len(value) < issued.STANDALONE_MIN_CHARS and issued.classes(value) == 3
+            if not (plain or hexed or short_b64) or (sealed and value.startswith("Ag") and len(value) > 100):
+                continue  # nothing generated; a SealedSecret's ciphertext, which is meant to be committed
             decoded = issued.decode(value)
-            if decoded is not None:  # judge what the encoding holds, not how random the encoding looks
-                plain, encoded = False, issued.decoded_secret(decoded)
-            else:
-                plain, encoded = issued.generated(value), False
-            if not (plain or encoded) or issued.public_blob(_block_head(doc, start, value)):
+            encoded = decoded is not None and issued.decoded_secret(decoded)
+            if decoded is not None and not encoded:
+                continue  # the encoding of ordinary text: its randomness is the encoding's, not a secret's
+            if not encoded and (hexed or short_b64 or issued.public_blob(_block_head(doc, start, value))):
                 continue
             label = _label_of(text, start) if start == offset else run[: start - offset - 1]
             if label and not secret_name(label) and issued.label_words(label) & issued.PUBLIC_LABEL_WORDS:
@@ -91,36 +99,27 @@ def _standalone(doc: Doc) -> list[Candidate]:
             if not (label and secret_name(label)) and issued.public_context(text, start):
                 continue
             out.append((start, "encoded-secret" if encoded else "generated-token", value))
-            break
     return out
 
 
-def _urls(doc: Doc) -> list[Candidate]:
-    """Webhook URLs with a generated path segment, and secret-named query parameters."""
-    text = doc.text
-    if "://" not in text:
+def _url(offset: int, run: str) -> list[Candidate]:
+    """A webhook URL with a generated path segment, or a secret-named query parameter."""
+    at = run.find("://")
+    if not ("?" in run or rx(_CAPABILITY_HINT).search(run.lower())):
         return []
-    out: list[Candidate] = []
-    for offset, run in doc.run_spans:
-        at = run.find("://")
-        if at < 0:
-            continue
-        try:
-            parts = urllib.parse.urlsplit(run[at - min(at, 12) :].rstrip(".,;:)"))
-        except ValueError:
-            continue
-        segments = [s for s in parts.path.split("/") if s]
-        if any(s.lower() in _CAPABILITY_SEGMENTS for s in segments) or "hook" in parts.netloc.lower():
-            secret = max(segments, key=len, default="")
-            if len(secret) >= 20 and shapes.looks_random(secret, 20) and not shapes.digest_like(secret):
-                out.append((offset, "webhook-url", secret))
-                continue
-        for name, value in urllib.parse.parse_qsl(parts.query):
-            kind = secret_name(name)
-            if kind and (issued.generated(value, 16) or (len(value) >= 16 and shapes.token_like(value))):
-                out.append((offset, "secret-in-url", value))
-                break
-    return out
+    try:
+        parts = urllib.parse.urlsplit(run[at - min(at, 12) :].rstrip(".,;:)"))
+    except ValueError:
+        return []
+    segments = [s for s in parts.path.split("/") if s]
+    if any(s.lower() in _CAPABILITY_SEGMENTS for s in segments) or "hook" in parts.netloc.lower():
+        secret = max(segments, key=len, default="")
+        if len(secret) >= 20 and shapes.looks_random(secret, 20) and not shapes.digest_like(secret):
+            return [(offset, "webhook-url", secret)]
+    for name, value in urllib.parse.parse_qsl(parts.query):
+        if secret_name(name) and (issued.generated(value, 16) or (len(value) >= 16 and shapes.token_like(value))):
+            return [(offset, "secret-in-url", value)]
+    return []
 
 
 # `System.getenv("NAME") ?: "…"`, `process.env.NAME || "…"`, `ENV["NAME"] || "…"`, `os.environ.get("NAME") or "…"`.
@@ -132,8 +131,9 @@ _FALLBACK = (
 
 def _fallbacks(doc: Doc) -> list[Candidate]:
     text = doc.text
-    if not any(op in text for op in ("?:", "||", "??", " or ")):
-        return []
+    lowered = doc.lowered
+    if "env" not in lowered or not any(lookup in lowered for lookup in ("getenv", "environ", "env.", "env[", "env(")):
+        return []  # a fallback follows an environment lookup
     out: list[Candidate] = []
     for _, start, end in doc.hit_lines:
         for match in rx(_FALLBACK).finditer(text, max(start, 0), end):
@@ -159,7 +159,7 @@ def _dockerfile_env(doc: Doc) -> list[Candidate]:
     return out
 
 
-_DASH_FLAG = r"(?<![\w-])-([A-Za-z][A-Za-z0-9]{1,48})[ \t:]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\2|([^\s\"'`;|&]{1,512}))"
+_DASH_FLAG = r"-([A-Za-z][A-Za-z0-9]{1,48})[ \t:]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\2|([^\s\"'`;|&]{1,512}))"
 
 
 def _dash_flags(doc: Doc) -> list[Candidate]:
@@ -167,9 +167,12 @@ def _dash_flags(doc: Doc) -> list[Candidate]:
     out: list[Candidate] = []
     text = doc.text
     for _, start, end in doc.hit_lines:
-        if "-" not in text[start:end]:
-            continue
+        line = text[start:end]
+        if " -" not in line and "\t-" not in line and "(-" not in line:
+            continue  # cheap test first: no parameter on this line
         for match in rx(_DASH_FLAG).finditer(text, start, end):
+            if match.start() > 0 and (text[match.start() - 1].isalnum() or text[match.start() - 1] in "_-"):
+                continue  # inside a word (`x-api-key`) or a long flag: not a single-dash parameter
             name = match.group(1)
             kind = secret_name(name) if len(name) > 2 else ""
             quoted = bool(match.group(2))
@@ -209,12 +212,24 @@ _SPLIT = (
 def rejoined(text: str) -> tuple[str, Callable[[int], int]]:
     """The text with values split over lines joined again, and a map from a line of the joined text to
     the file's line where it starts. The text itself, and the identity, when nothing was split."""
-    if "\\\n" not in text and '"\n' not in text and "'\n" not in text and "(\n" not in text:
+    # Every split form leaves a quote or a backslash at the end of a line (`= (` is followed by one).
+    crlf = "\r" in text
+    if not crlf and "\\\n" not in text and '"\n' not in text and "'\n" not in text:
         return text, _same_line
+    starts: list[int] = []
+    for mark in ("\\", '"', "'", "("):
+        for end in ("\n", "\r\n") if crlf else ("\n",):
+            at = text.find(mark + end)
+            while at >= 0:
+                starts.append(text.rfind("=", max(0, at - 9), at) if mark == "(" else at)
+                at = text.find(mark + end, at + 1)
     cuts: list[tuple[int, int]] = []  # (offset in the joined text, line feeds removed there)
     pieces: list[str] = []
     kept = size = 0
-    for match in rx(_SPLIT).finditer(text):
+    for start in sorted(starts):
+        match = rx(_SPLIT).match(text, start) if start >= kept else None
+        if match is None:
+            continue
         pieces.append(text[kept : match.start()])
         size += match.start() - kept
         cuts.append((size, match.group(0).count("\n")))
@@ -225,10 +240,10 @@ def rejoined(text: str) -> tuple[str, Callable[[int], int]]:
     if not cuts:
         return text, _same_line
     joined = "".join(pieces) + text[kept:]
-    starts = [0] + [i + 1 for i, ch in enumerate(joined) if ch == "\n"]
+    line_starts = [0] + [i + 1 for i, ch in enumerate(joined) if ch == "\n"]
 
     def line_in_file(line: int) -> int:
-        start = starts[min(line, len(starts)) - 1]
+        start = line_starts[min(line, len(line_starts)) - 1]
         return line + sum(count for at, count in cuts if at <= start)
 
     return joined, line_in_file
@@ -238,4 +253,4 @@ def _same_line(line: int) -> int:
     return line
 
 
-FINDERS = (_standalone, _urls, _fallbacks, _dockerfile_env, _dash_flags, _label_rows)
+FINDERS = (_standalone, _fallbacks, _dockerfile_env, _dash_flags, _label_rows)

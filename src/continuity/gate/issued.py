@@ -91,7 +91,7 @@ PUBLIC_LABEL_WORDS = frozenset(
 _MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF", b"%PDF", b"\x1f\x8b", b"PK\x03\x04")
 
 
-def _classes(value: str) -> int:
+def classes(value: str) -> int:
     return any(c.isupper() for c in value) + any(c.islower() for c in value) + any(c.isdigit() for c in value)
 
 
@@ -108,7 +108,7 @@ def generated(value: str, min_chars: int = STANDALONE_MIN_CHARS) -> bool:
         return False
     segments = rx(r"[-_.~:]").split(value)
     body = max(segments, key=len)
-    if len(body) < STANDALONE_MIN_SEGMENT_CHARS or _classes(body) < 3:
+    if len(body) < STANDALONE_MIN_SEGMENT_CHARS or classes(body) < 3:
         return False  # hex digests, ULIDs, lower-case slugs: generated, but not to be kept secret
     if rx(r"[A-Za-z]{1,4}(?:[0-9a-f]{16,}|[0-9A-F]{16,})").fullmatch(body):
         return False  # a short type prefix on a hex body (`AC…`, `MG…`): an id, as hex as a digest

@@ -42,6 +42,7 @@ them (`≮` is `<` with a combining long solidus). The escaping treats each as t
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 Ranges = tuple[tuple[int, int], ...]
@@ -149,9 +150,12 @@ def loose_mark(ch: str, before: str) -> bool:
     return before in _BRACKETS or not (before.isalnum() or (before != "" and is_mark(before)))
 
 
+_ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def plain(text: str) -> bool:
-    """True when no character of `text` is hidden and none can fold (printable ASCII, tabs, newlines)."""
-    return text.isascii() and all(line.isprintable() for line in text.replace("\t", " ").split("\n"))
+    """True when no character of `text` is hidden and none can fold (printable ASCII, tabs, line ends)."""
+    return text.isascii() and _ASCII_CONTROL.search(text) is None
 
 
 def without_hidden(text: str) -> str:
