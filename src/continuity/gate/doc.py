@@ -15,6 +15,8 @@ import re
 from continuity.gate import rules, shapes
 
 Candidate = tuple[int, str, str]  # (offset, detector, value)
+# The shortest run the generic layer judges (`generic._standalone`): shorter values need a label.
+LONG_RUN_CHARS = 24
 # Words too short to search for inside other words: counted only as a word part of their own.
 _SHORT_WORDS = ("pin", "pat", "sk", "skey")
 
@@ -56,7 +58,7 @@ class Doc:
         self._hits: list[tuple[int, int]] | None = None
         self._hit_lines: list[tuple[int, int, int]] | None = None
         self._runs: str | None = None
-        self._run_spans: list[tuple[int, str]] | None = None
+        self._long_runs: list[tuple[int, str]] | None = None
         self._run_list: list[str] = []
 
     @property
@@ -112,19 +114,21 @@ class Doc:
         return self._runs
 
     @property
-    def run_spans(self) -> list[tuple[int, str]]:
-        """(offset, run) of every token-character run. The runs come from one C-speed `findall`, their
-        offsets from `find` in order: the first occurrence after the previous run is the run itself,
-        since any other stretch of as many token characters would have been a run of its own."""
-        if self._run_spans is None:
+    def long_runs(self) -> list[tuple[int, str]]:
+        """(offset, run) of every token-character run of `LONG_RUN_CHARS` or more. The runs come from one
+        C-speed `findall`, their offsets from `find` in order: the first occurrence after the previous
+        long run is the run itself, since any other stretch of as many token characters would be a
+        long run of its own, found before it."""
+        if self._long_runs is None:
             _ = self.runs
             spans, at = [], 0
             for run in self._run_list:
-                at = self.text.find(run, at)
-                spans.append((at, run))
-                at += len(run)
-            self._run_spans = spans
-        return self._run_spans
+                if len(run) >= LONG_RUN_CHARS:
+                    at = self.text.find(run, at)
+                    spans.append((at, run))
+                    at += len(run)
+            self._long_runs = spans
+        return self._long_runs
 
     @property
     def hit_lines(self) -> list[tuple[int, int, int]]:

@@ -8,8 +8,8 @@ Three questions, asked of every note whatever service its credentials come from:
   (base64, hex, percent) are decoded and the decoded text is asked again.
 * **A URL that carries a capability** (`_urls`): a webhook's path (`/hooks/…`, `/webhooks/…`,
   `/services/…`) with a generated segment, or a query parameter named like a secret (`?token=…`).
-* **Assignment shapes the other detectors do not read** (`_fallbacks`, `_dockerfile_env`,
-  `_dash_flags`, `_label_rows`): a default after an environment lookup (`System.getenv("X") ?: "…"`,
+* **Assignment shapes the other detectors do not read** (`_line_shapes`, on the lines that hold a
+  secret word): a default after an environment lookup (`System.getenv("X") ?: "…"`,
   `process.env.X || "…"`, `os.environ.get("X") or "…"`), Dockerfile's `ENV NAME value`, PowerShell's
   `-Name "value"`, and a table row whose first cell names a secret. Each name is judged by
   `assignments.secret_name` (word parts, compounds, abbreviations) and each value by
@@ -70,9 +70,7 @@ def _standalone(doc: Doc) -> list[Candidate]:
     text = doc.text
     out: list[Candidate] = []
     sealed = "SealedSecret" in text
-    for offset, run in doc.run_spans:
-        if len(run) < 24:
-            continue
+    for offset, run in doc.long_runs:
         if "://" in run:
             out.extend(_url(offset, run))
             continue
@@ -129,75 +127,82 @@ _FALLBACK = (
 )
 
 
-def _fallbacks(doc: Doc) -> list[Candidate]:
+def _line_shapes(doc: Doc) -> list[Candidate]:
+    """The assignment shapes read line by line, on the lines that hold a secret word: a default after an
+    environment lookup, Dockerfile's `ENV NAME value`, single-dash parameters, and label rows."""
+    out: list[Candidate] = []
     text = doc.text
-    lowered = doc.lowered
-    if "env" not in lowered or not any(lookup in lowered for lookup in ("getenv", "environ", "env.", "env[", "env(")):
-        return []  # a fallback follows an environment lookup
-    out: list[Candidate] = []
-    for _, start, end in doc.hit_lines:
-        for match in rx(_FALLBACK).finditer(text, max(start, 0), end):
-            name, value = match.group(1), match.group(3)
-            kind = secret_name(name)
-            if kind and assigned_value_ok(value, True, kind):
-                out.append((match.start(), "secret-assignment", value))
+    for index, start, end in doc.hit_lines:
+        line = text[start:end]
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            out.extend(_label_row(doc.starts[index], stripped))
+            continue
+        if stripped.startswith("ENV "):
+            out.extend(_dockerfile_env(start, line))
+        if " -" in line or "\t-" in line or "(-" in line:
+            out.extend(_dash_flags(text, start, end))
+        if "env" in line.lower():
+            out.extend(_fallbacks(text, start, end))
     return out
 
 
-def _dockerfile_env(doc: Doc) -> list[Candidate]:
+def _fallbacks(text: str, start: int, end: int) -> list[Candidate]:
+    out: list[Candidate] = []
+    for match in rx(_FALLBACK).finditer(text, start, end):
+        name, value = match.group(1), match.group(3)
+        kind = secret_name(name)
+        if kind and assigned_value_ok(value, True, kind):
+            out.append((match.start(), "secret-assignment", value))
+    return out
+
+
+_DOCKERFILE_ENV = (
+    r"[ \t]{0,8}ENV[ \t]{1,8}([A-Za-z_][A-Za-z0-9_]{0,64})[ \t]{1,8}([\"']?)([^\s\"'=][^\s\"']{0,511})\2[ \t]*\r?"
+)
+
+
+def _dockerfile_env(start: int, line: str) -> list[Candidate]:
     """Dockerfile's `ENV NAME value` (the older form, without `=`)."""
-    if "ENV " not in doc.text:
+    match = rx(_DOCKERFILE_ENV).fullmatch(line)
+    if match is None:
         return []
-    out: list[Candidate] = []
-    pattern = rx(
-        r"^[ \t]{0,8}ENV[ \t]{1,8}([A-Za-z_][A-Za-z0-9_]{0,64})[ \t]{1,8}([\"']?)([^\s\"'=][^\s\"']{0,511})\2[ \t]*\r?$"
-    )
-    for match in pattern.finditer(doc.text):
-        kind = secret_name(match.group(1))
-        if kind and assigned_value_ok(match.group(3), bool(match.group(2)), kind):
-            out.append((match.start(), "secret-assignment", match.group(3)))
-    return out
+    kind = secret_name(match.group(1))
+    if kind and assigned_value_ok(match.group(3), bool(match.group(2)), kind):
+        return [(start, "secret-assignment", match.group(3))]
+    return []
 
 
 _DASH_FLAG = r"-([A-Za-z][A-Za-z0-9]{1,48})[ \t:]{1,4}(?:([\"'])([^\"'\r\n]{1,512})\2|([^\s\"'`;|&]{1,512}))"
 
 
-def _dash_flags(doc: Doc) -> list[Candidate]:
+def _dash_flags(text: str, start: int, end: int) -> list[Candidate]:
     """`-Password "…"`, `-ApiKey …`: PowerShell's and other single-dash named parameters."""
     out: list[Candidate] = []
-    text = doc.text
-    for _, start, end in doc.hit_lines:
-        line = text[start:end]
-        if " -" not in line and "\t-" not in line and "(-" not in line:
-            continue  # cheap test first: no parameter on this line
-        for match in rx(_DASH_FLAG).finditer(text, start, end):
-            if match.start() > 0 and (text[match.start() - 1].isalnum() or text[match.start() - 1] in "_-"):
-                continue  # inside a word (`x-api-key`) or a long flag: not a single-dash parameter
-            name = match.group(1)
-            kind = secret_name(name) if len(name) > 2 else ""
-            quoted = bool(match.group(2))
-            value = match.group(3) if quoted else match.group(4)
-            if kind and not value.startswith("-") and assigned_value_ok(value, quoted, kind):
-                out.append((match.start(), "secret-flag", value))
+    for match in rx(_DASH_FLAG).finditer(text, start, end):
+        if match.start() > 0 and (text[match.start() - 1].isalnum() or text[match.start() - 1] in "_-"):
+            continue  # inside a word (`x-api-key`) or a long flag: not a single-dash parameter
+        name = match.group(1)
+        kind = secret_name(name) if len(name) > 2 else ""
+        quoted = bool(match.group(2))
+        value = match.group(3) if quoted else match.group(4)
+        if kind and not value.startswith("-") and assigned_value_ok(value, quoted, kind):
+            out.append((match.start(), "secret-flag", value))
     return out
 
 
-def _label_rows(doc: Doc) -> list[Candidate]:
+def _label_row(offset: int, line: str) -> list[Candidate]:
     """A table row whose first cell names a secret and whose next cell holds its value."""
-    out: list[Candidate] = []
-    text = doc.text
-    for index, start, end in doc.hit_lines:
-        line = text[start:end].strip()
-        if not line.startswith("|") or line.count("|") < 3:
-            continue
-        cells = [cell.strip().strip("`*_") for cell in line.strip("|").split("|")]
-        if len(cells) < 2 or not cells[0] or len(cells[0]) > 64:
-            continue
-        kind = secret_name(cells[0].replace(" ", "_"))
-        value = cells[1]
-        if kind and value and " " not in value and assigned_value_ok(value, False, kind):
-            out.append((doc.starts[index], "secret-table-cell", value))
-    return out
+    if line.count("|") < 3:
+        return []
+    cells = [cell.strip().strip("`*_") for cell in line.strip("|").split("|")]
+    if len(cells) < 2 or not cells[0] or len(cells[0]) > 64:
+        return []
+    kind = secret_name(cells[0].replace(" ", "_"))
+    value = cells[1]
+    if kind and value and " " not in value and assigned_value_ok(value, False, kind):
+        return [(offset, "secret-table-cell", value)]
+    return []
 
 
 # A value split over lines: a `\` line continuation, adjacent string literals (optionally joined by `+`),
@@ -253,4 +258,4 @@ def _same_line(line: int) -> int:
     return line
 
 
-FINDERS = (_standalone, _fallbacks, _dockerfile_env, _dash_flags, _label_rows)
+FINDERS = (_standalone, _line_shapes)
