@@ -42,7 +42,6 @@ them (`≮` is `<` with a combining long solidus). The escaping treats each as t
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 Ranges = tuple[tuple[int, int], ...]
@@ -150,12 +149,17 @@ def loose_mark(ch: str, before: str) -> bool:
     return before in _BRACKETS or not (before.isalnum() or (before != "" and is_mark(before)))
 
 
-_ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# The ASCII controls other than tab, line feed and carriage return: the only hidden ASCII characters.
+_ASCII_CONTROLS = bytes(range(0x09)) + b"\x0b\x0c" + bytes(range(0x0E, 0x20)) + b"\x7f"
 
 
 def plain(text: str) -> bool:
-    """True when no character of `text` is hidden and none can fold (printable ASCII, tabs, line ends)."""
-    return text.isascii() and _ASCII_CONTROL.search(text) is None
+    """True when no character of `text` is hidden and none can fold (printable ASCII, tabs, line ends).
+    Checked with C-speed `bytes.translate`, which deletes the controls: a regex class scans slower."""
+    if not text.isascii():
+        return False
+    raw = text.encode("ascii")
+    return len(raw.translate(None, _ASCII_CONTROLS)) == len(raw)
 
 
 def without_hidden(text: str) -> str:

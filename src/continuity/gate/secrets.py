@@ -15,7 +15,11 @@ column (`labels`); private key bodies without their armour and payment card numb
 what they are by their own structure (`values`); client and access ids under a service's name
 (`services`); base64 that decodes to a JWT or a private key (`encoded`); and detect-secrets, through
 its public API, for the few formats it knows that we do not (`detectsecrets`). All of them read one
-`doc.Doc`; this module runs them and turns what they return into findings. Every detector turns
+`doc.Doc`; this module runs them and turns what they return into findings. Beside the formats, a
+generic layer (`generic`, `issued`) judges any value by its structure, so that a credential nobody
+listed is found as well (docs/secret-gate.md has its measurement). The text is judged as written, as
+`normalise.judged` shows it (hidden characters and combining marks removed, NFKC applied), and with
+values split over two lines rejoined. Every detector turns
 away fillers and documented examples (`xxxx`, `0123…`, EXAMPLE) unless a checksum proves the value
 was issued.
 
