@@ -140,3 +140,22 @@ def test_label_word_parts(name: str, parts: list[str]) -> None:
 @pytest.mark.parametrize("name", ["password_file", "token_url", "csrftoken", "monkey_id", "path", "cache_key"])
 def test_names_that_are_not_secrets(name: str) -> None:
     assert assignments.secret_name(name) == ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # SOPS ciphertext, meant to be committed
+        f"password: ENC[AES256_GCM,data:{rs(R, ALNUM, 44)}=,iv:{rs(R, ALNUM, 22)}==,tag:{rs(R, ALNUM, 22)}==,type:str]",
+        # a WireGuard public key under its label; an SSH host key in known_hosts
+        f"PublicKey = {base64.b64encode(R.randbytes(32)).decode()}",
+        f"github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{base64.b64encode(R.randbytes(32)).decode()[:43]}",
+        # a Kubernetes caBundle: base64 of a PEM certificate
+        "caBundle: "
+        + base64.b64encode(b"-----BEGIN CERTIFICATE-----\n" + base64.b64encode(R.randbytes(96)) + b"\n").decode(),
+        # base64 of configuration text, not of a secret
+        "settings: " + base64.b64encode(b'{"region": "eu-west-1", "replicas": 3, "features": ["a", "b"]}').decode(),
+    ],
+)
+def test_public_material_in_generated_shapes_stays_clean(text: str) -> None:
+    assert scan_text(text) == []

@@ -139,11 +139,13 @@ def public_blob(value: str) -> bool:
 
 def public_context(text: str, start: int) -> bool:
     """Whether the text before `start` on its line makes the value there public: a digest word, a data
-    URI, an armoured public block, or a URL whose path or query holds the value."""
+    URI, SOPS ciphertext, an armoured public block, or a URL whose path or query holds the value."""
     line_start = text.rfind("\n", 0, start) + 1
     before = text[max(line_start, start - 120) : start].lower()
     if before.endswith(("base64,", "/", "#", "@")) or any(word in before for word in _DIGEST_WORDS):
         return True
+    if "enc[" in before:
+        return True  # SOPS ciphertext (`ENC[AES256_GCM,data:…]`), which is meant to be committed
     # Inside an armoured block: the private-key detector reads those.
     return "-----BEGIN" in text and text.rfind("-----BEGIN", 0, start) > text.rfind("-----END", 0, start)
 
