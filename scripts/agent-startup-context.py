@@ -66,7 +66,7 @@ PINNED_MODULES = {
     "continuity/gate/doc.py": "2b2a5823da4c3609f369f76c5733b3bafb2c0f6b4ffd4ff88bf3835cfdf5d6d8",
     "continuity/gate/encoded.py": "3cb47344a63c6de22b24844c844cbe85f0b85764a14aedf281e1b6d715fe87b9",
     "continuity/gate/formats.py": "600060a25cf67aee8e8bfcd99444441b7b20dbafc6a4b65dc35f7f7e62af538a",
-    "continuity/gate/generic.py": "7a267eb754ddc47ead8e2e66abb5f48da83a52294e48ecd666be92fc62106841",
+    "continuity/gate/generic.py": "840831092bd3c6aefadb983bd8a375212474f330d406b55da560a1d8b010b684",
     "continuity/gate/issued.py": "b6c0774b327077f519d8c8a77ae3a8959a5c8a81a3bda53dc41ca0c3a7f49982",
     "continuity/gate/labels.py": "448168d4a6c9571024b457d55d4a6286147747e9ea07061ad9f54b02d2123216",
     "continuity/gate/normalise.py": "1262423198152696c5739fdb89dde2476cd54cd96416fa04882d357f2d80ec8d",

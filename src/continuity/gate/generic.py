@@ -22,7 +22,7 @@ import urllib.parse
 from collections.abc import Callable
 
 from continuity.gate import issued, shapes
-from continuity.gate.assignments import assigned_value_ok, secret_name
+from continuity.gate.assignments import assigned_value_ok, passphrase_like, secret_name
 from continuity.gate.doc import Candidate, Doc, rx
 
 _LABEL_BEFORE = r"([A-Za-z_][A-Za-z0-9_.\-]{0,63})[\"'\]]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}[\"'`]?$"
@@ -200,7 +200,11 @@ def _label_row(offset: int, line: str) -> list[Candidate]:
         return []
     kind = secret_name(cells[0].replace(" ", "_"))
     value = cells[1]
-    if kind and value and " " not in value and assigned_value_ok(value, False, kind):
+    if " " in value:  # words in a cell are a passphrase only under a password label
+        ok = kind == "password" and passphrase_like(value, 3)
+    else:
+        ok = bool(kind and value) and assigned_value_ok(value, False, kind)
+    if ok:
         return [(offset, "secret-table-cell", value)]
     return []
 
