@@ -262,4 +262,17 @@ def _same_line(line: int) -> int:
     return line
 
 
+# What only this layer reports; the format table names what it knows (`github-token`, not a generated one).
+DETECTORS = frozenset(("generated-token", "webhook-url", "secret-in-url"))
+
+
+def unnamed_only(doc: Doc, found: list[Candidate]) -> list[Candidate]:
+    """The candidates, without this layer's own on a line that another detector names already: a
+    finding says what was found as precisely as the gate knows it."""
+    if not any(detector in DETECTORS for _, detector, _ in found):
+        return found
+    named = {doc.line_of(offset) for offset, detector, _ in found if detector not in DETECTORS}
+    return [c for c in found if c[1] not in DETECTORS or doc.line_of(c[0]) not in named]
+
+
 FINDERS = (_standalone, _line_shapes)

@@ -158,7 +158,7 @@ def _scan(text: str) -> list[Finding]:
             found.extend(finder(doc))
         except Exception:
             found.append((0, SCAN_ERROR, f"{SCAN_ERROR}:{finder.__name__}"))
-    return _findings(doc, found)
+    return _findings(doc, generic.unnamed_only(doc, found))
 
 
 def _findings(doc: Doc, found: list[Candidate]) -> list[Finding]:
