@@ -6,7 +6,8 @@
 and over the secret-dense notes of `tests/secret_corpus.py`, in ms per KiB of process CPU time (the
 fastest of `--repeat` passes, so that other processes on a shared machine count as little as they
 can). `--src` points at another checkout's `src` folder (for the version before a change:
-`git archive <commit> src | tar -x -C /tmp/before`, then `--src /tmp/before/src`); the notes always
+`mkdir -p ../gate-before && git archive <commit> src | tar -x -C ../gate-before`, then
+`--src ../gate-before/src`); the notes always
 come from this checkout, so both versions judge the same text. Run the two in turns, `--rounds` times
 each. Nothing here asserts a time.
 """
