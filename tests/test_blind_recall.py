@@ -20,7 +20,9 @@ import clean_notes
 import pytest
 import secret_corpus
 import secret_formats
+from blind_contexts import LABELLED, UNLABELLED
 from format_blind import format_table_off
+from hypothesis import given, settings, strategies as st
 from secret_corpus import checksummed, j, rs
 
 from continuity.gate import assignments, formats, rules
@@ -159,3 +161,39 @@ def test_names_that_are_not_secrets(name: str) -> None:
 )
 def test_public_material_in_generated_shapes_stays_clean(text: str) -> None:
     assert scan_text(text) == []
+
+
+# --- generated: any issued-looking token in any writing context, any digest in any digest context --------
+
+_CONTEXTS = LABELLED + UNLABELLED
+_LABELS = ("API_TOKEN", "secret", "acmeKey", "x-auth-token", "clientSecret", "GH_PAT", "authtoken")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    context=st.integers(0, len(_CONTEXTS) - 1),
+    label=st.sampled_from(_LABELS),
+    size=st.integers(32, 80),
+)
+def test_any_issued_token_in_any_context_is_caught_blind(seed: int, context: int, label: str, size: int) -> None:
+    r = random.Random(seed)
+    token = rs(r, "abcdefghijklmnopqrstuvwxyz", r.randint(2, 5)) + "_" + rs(r, ALNUM, size)
+    if not (any(c.isupper() for c in token) and any(c.isdigit() for c in token)):
+        return  # not mixed: a value of one or two classes needs its label, which unlabelled contexts lack
+    _, make = _CONTEXTS[context]
+    with format_table_off():
+        assert scan_text(make(label, token, r)), (_CONTEXTS[context][0], label)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), size=st.sampled_from((7, 12, 32, 40, 64, 128)))
+def test_any_hex_digest_in_prose_stays_clean(seed: int, size: int) -> None:
+    r = random.Random(seed)
+    digest = rs(r, "0123456789abcdef", size)
+    for text in (
+        f"Reverted {digest} after the canary failed.",
+        f"checksum: {digest}",
+        f"The build id is {digest.upper()}; the cache key is v2-{digest}.",
+    ):
+        assert scan_text(text) == [], text
