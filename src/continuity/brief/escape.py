@@ -9,9 +9,13 @@ optional `/ ! ? |` and, for closing shapes, spaces) becomes `‹` (U+2039, stabl
 comparisons such as `a < b` and `x <= 3` are left alone; `Vec<String>` reads `Vec‹String>`, which a
 model still understands and which can never be mistaken for markup.
 
-Characters of Unicode categories Cc and Cf other than newline and tab (NUL, ESC, bidirectional
-overrides, zero-width and tag characters) are replaced by a visible `[U+XXXX]` marker, so nothing
-invisible reaches the model and a person can see that something was there. Line endings become `\\n`
+Invisible characters, as `continuity.gate.normalise.hidden` classifies them for the secret gate too
+(default-ignorable code points such as variation selectors, the combining grapheme joiner and the
+Hangul fillers, unassigned ones included; controls, format, private-use and unassigned characters;
+never newline or tab), and combining marks with no letter or digit to sit on, are replaced by a
+visible `[U+XXXX]` marker, so nothing invisible reaches the model, a person can see that something was
+there, and `<` + an invisible character + `/source>` still reads as a tag and is neutralised. The
+look-alikes of `<` and `/` that `normalise` lists count as those characters. Line endings become `\\n`
 and a leading BOM is dropped. Fences that a note leaves open are closed at the end of its section, so
 an unbalanced ``` cannot swallow the closing tag, and role-labelled fences (```system) lose the label.
 """
@@ -21,10 +25,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from continuity.gate.normalise import LESS_THAN_LOOKALIKES, SLASH_LOOKALIKES, hidden, loose_mark
 from continuity.vault.notes import normalize_newlines
 
 SAFE_OPENER = "\u2039"  # ‹
-_LOOKALIKE_BRACKETS = "\u2039\u3008\u27e8\u02c2\u1438\u276e\u29fc\u2329\u227a\u3031"
+_LOOKALIKE_BRACKETS = LESS_THAN_LOOKALIKES
 _OPENER = (
     r"(?:<|&(?:amp;)*(?:lt|#0*60|#x0*3c);?|%(?:25)*3c|\\u0*3c|\\u\{0*3c\}|\\x3c|\\074"
     + "|["
@@ -32,7 +37,7 @@ _OPENER = (
     + "])"
 )
 # A slash, also URL-, entity- and JS-encoded (`%3C%2Fsource`, `&lt;&#47;source`, `\u003c\u002fsource`).
-_SLASH = r"(?:/|%(?:25)*2f|&(?:amp;)*(?:#0*47|#x0*2f|sol);?|\\u0*2f|\\x2f|\\057)"
+_SLASH = r"(?:[/" + SLASH_LOOKALIKES + r"]|%(?:25)*2f|&(?:amp;)*(?:#0*47|#x0*2f|sol);?|\\u0*2f|\\x2f|\\057)"
 _MARKER = r"\[U\+"
 _NAME_START_RE = re.compile(rf"[^\W\d_]|{_MARKER}")
 # Opening shape: a run of openers and / ! ? | \ , then a letter or a hidden-character marker. The run
@@ -66,29 +71,25 @@ def _hidden_marker(match: str) -> str:
     return "[" + " ".join(codes) + extra + "]"
 
 
-def _is_hidden(ch: str) -> bool:
-    # The whole tag block counts, unassigned code points included (U+E0000, U+E0002..E001F are Cn),
-    # and so do lone surrogates, which a YAML escape such as "\ud800" puts into a frontmatter value.
-    return ch not in "\n\t" and (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f")
-
-
 def show_hidden(text: str) -> str:
-    """Replace runs of control and format characters with visible `[U+XXXX]` markers."""
+    """Replace runs of invisible characters and loose combining marks with visible `[U+XXXX]` markers."""
     out: list[str] = []
     for line in text.split("\n"):
-        if line.isprintable():
+        if line.isascii() and line.replace("\t", " ").isprintable():
             out.append(line)
             continue
         pieces: list[str] = []
         run: list[str] = []
+        before = ""
         for ch in line:
-            if _is_hidden(ch):
+            if hidden(ch) or loose_mark(ch, before):
                 run.append(ch)
                 continue
             if run:
                 pieces.append(_hidden_marker("".join(run)))
                 run = []
             pieces.append(ch)
+            before = ch
         if run:
             pieces.append(_hidden_marker("".join(run)))
         out.append("".join(pieces))

@@ -27,9 +27,9 @@ _SECRET_WORDS = (
     | _PIN_WORDS
     | words("secret token apikey credential credentials creds secretkey privatekey accesskey authkey clientsecret")
 )
-_KEY_QUALIFIER_NOT = words(
+KEY_QUALIFIER_NOT = words(
     "primary foreign sort partition public pub idempotency cache map dict lookup unique composite row object s3 "
-    "registry translation i18n react hot short sign group host hash the a ssh gpg pgp deploy license routing "
+    "registry translation i18n react hot short sign group host hash the a ssh gpg pgp deploy routing "
     "shard index field column json yaml self this cls my new old item entry next prev last first sorting"
 )
 _TRAILING_OK = words(
@@ -40,26 +40,51 @@ _TRAILING_OK = words(
 _BOOLEAN_LEADS = words("is has use no require show enable disable allow min max")
 
 
+# Abbreviations people use for a secret's name, read as the word they stand for: a personal access
+# token (`GH_PAT`), a secret key (`obs_sk`, `skey`).
+_ABBREVIATIONS = {"pat": "token", "sk": "secretkey", "skey": "secretkey", "pwd": "pwd"}
+# Secret words that end a compound written as one word (`authtoken`, `ACRPWD`, `Functionkey`), longest first.
+_COMPOUND_ENDS = ("passphrase", "password", "passcode", "passwd", "secret", "token", "pwd", "key")
+
+
+def word_parts(name: str) -> list[str]:
+    """The words of a name, lower case: split at case changes, digits, `_`, `-` and `.`, then each run-on
+    compound that ends in a secret word split once more (`authtoken` -> `auth token`), and abbreviations
+    read as what they stand for (`pat` -> `token`)."""
+    out: list[str] = []
+    for word in (w.lower() for w in rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+").findall(name)):
+        if word in _ABBREVIATIONS:
+            out.append(_ABBREVIATIONS[word])
+            continue
+        if word not in _SECRET_WORDS and word not in _TRAILING_OK:
+            end = next((e for e in _COMPOUND_ENDS if word.endswith(e) and len(word) - len(e) >= 2), "")
+            if end:
+                out.extend((word[: -len(end)], end))
+                continue
+        out.append(word)
+    return out
+
+
 @lru_cache(maxsize=512)
 def secret_name(name: str) -> str:
     """Classify a name: "password", "pin", "key", "secret", or "" when it does not name a secret.
 
     The last secret word of the name decides; passwords are chosen by people, keys and secrets are
     generated, and the value checks differ accordingly."""
-    words = [w.lower() for w in rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+").findall(name)]
+    words = word_parts(name)
     for index in range(len(words) - 1, -1, -1):
         word = words[index]
         joined = "".join(words[max(0, index - 1) : index + 1])
         secretish = word in _SECRET_WORDS or joined in _SECRET_WORDS
         if word == "key" and not secretish:
-            secretish = index > 0 and words[index - 1] not in _KEY_QUALIFIER_NOT
+            secretish = index > 0 and words[index - 1] not in KEY_QUALIFIER_NOT
         if not secretish:
             if word not in _TRAILING_OK:
                 return ""
             continue
-        if words[0] in _BOOLEAN_LEADS or any(w in ("public", "pub", "publishable") for w in words):
+        if words[0] in _BOOLEAN_LEADS or any(w in ("public", "pub", "publishable", "csrf", "xsrf") for w in words):
             return ""
-        if word in _PIN_WORDS:
+        if word in _PIN_WORDS or joined in _PIN_WORDS:
             return "pin"
         if word in _PASSWORD_WORDS or joined in _PASSWORD_WORDS:
             return "password"
@@ -216,14 +241,15 @@ def assigned_value_ok(value: str, quoted: bool, kind: str) -> bool:
     if password and (passphrase_like(value, 4 if " " in value else 3) or run_together(value)):
         return True
     if shapes.word_like(value):
-        # A bare word is an identifier; a quoted one can be a (weak) password.
+        # Under a password or PIN label, letters are a password: any word that is not a stand-in, a
+        # type or the label's own word (`password: hidden`, `pwd: Password`); elsewhere a word is a name.
         return (
-            quoted
-            and password
+            password
             and len(value) >= 8
             and value.isalpha()
-            and value.islower()
-            and value not in SCHEMA_WORDS
+            and (quoted or value.islower())
+            and value.lower() not in SCHEMA_WORDS
+            and not any(w in value.lower() for w in ("password", "passwd", "secret", "pass"))
         )
     attribute = not quoted and rx(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+").fullmatch(value)
     if attribute and not any(shapes.token_like(part) for part in value.split(".")):

@@ -43,6 +43,8 @@ def _sentences(doc: Doc) -> list[Candidate]:
         value = text[match.start(5) : match.end(5)]
         if op in (":", "=") and clause is None:
             continue
+        if keyword.lower() == "key" and _qualified_key(text, hit_start):
+            continue  # a cache key, a primary key, a sort key: not a credential
         password = keyword.lower().startswith("p")
         pin = keyword.lower() == "pin"
         words = rx(r"[a-z]{3,12}(?: [a-z]{3,12}){4,11}").match(text, match.start(5)) if password else None
@@ -53,6 +55,14 @@ def _sentences(doc: Doc) -> list[Candidate]:
         elif not password and _spoken_token_ok(value):
             out.append((match.start(), "secret-sentence", value))
     return out
+
+
+def _qualified_key(text: str, at: int) -> bool:
+    """Whether the word before `key` at `at` makes it a data structure's or a cache's key."""
+    from continuity.gate.assignments import KEY_QUALIFIER_NOT
+
+    before = text[max(0, at - 24) : at].rstrip(" \t_-").rsplit(None, 1)[-1:] if at else []
+    return bool(before) and before[0].lower().strip("`*_(") in KEY_QUALIFIER_NOT
 
 
 def _spoken_password_ok(value: str, quoted: bool, pin: bool = False) -> bool:
@@ -183,7 +193,7 @@ _CONTEXT_SHAPES = (
         "aws-secret-access-key",
         ("aws", "akia", "asia", "secret_access_key", "secretaccesskey"),
         r"(?<![a-z])aws(?![a-rt-z])|akia|asia[a-z0-9]{16}|secret_?access_?key",
-        r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        r"(?<![A-Za-z0-9/+_\-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-])",
         3,
         4.0,
     ),
@@ -222,8 +232,12 @@ def _context_shapes(doc: Doc) -> list[Candidate]:
             index = doc.line_of(mention.start()) - 1
             near.update(range(max(0, index - 3), min(len(doc.lines), index + 4)))
         for index in sorted(near):
-            for match in rx(pattern).finditer(doc.lines[index][:4096]):
+            line = doc.lines[index][:4096]
+            for match in rx(pattern).finditer(line):
                 value = match.group(0)
+                word_start = max(line.rfind(" ", 0, match.start()), line.rfind("(", 0, match.start()))
+                if "://" in line[word_start + 1 : match.start()]:
+                    continue  # part of a URL's path: an id in an address, not a key
                 if (
                     shapes.char_classes(value) >= classes
                     and "EXAMPLE" not in value

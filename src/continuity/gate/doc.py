@@ -15,11 +15,36 @@ import re
 from continuity.gate import rules, shapes
 
 Candidate = tuple[int, str, str]  # (offset, detector, value)
+# The shortest run the generic layer judges (`generic._standalone`): shorter values need a label.
+LONG_RUN_CHARS = 24
+# Words too short to search for inside other words: counted only as a word part of their own.
+_SHORT_WORDS = ("pin", "pat", "sk", "skey")
 
 
 def rx(pattern: str) -> re.Pattern[str]:
     """Compile on first use (multi-line mode: `^` is a line start); the rule module keeps the cache."""
     return shapes.compiled(pattern, re.MULTILINE)
+
+
+def _keyword_spans(lowered: str) -> list[tuple[int, int]]:
+    """Spans of `pass`, `pwd`, `pw`, `secret`, `token`, `key`, `credential` and `creds` in lower-cased
+    text, sorted: one C-speed `find` loop a word, faster than one alternation tried at every position."""
+    spans: list[tuple[int, int]] = []
+    for word in ("pass", "pw", "secret", "token", "key", "cred"):
+        at = lowered.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if word == "pw":
+                end += lowered.startswith("d", end)  # `pwd`
+            elif word == "cred":  # `credential` or `creds`, not `credit`
+                end = at + (
+                    10 if lowered.startswith("credential", at) else 5 if lowered.startswith("creds", at) else -at
+                )
+            if end > at:
+                spans.append((at, end))
+            at = lowered.find(word, at + 1)
+    spans.sort()
+    return spans
 
 
 class Doc:
@@ -33,6 +58,8 @@ class Doc:
         self._hits: list[tuple[int, int]] | None = None
         self._hit_lines: list[tuple[int, int, int]] | None = None
         self._runs: str | None = None
+        self._long_runs: list[tuple[int, str]] | None = None
+        self._run_list: list[str] = []
 
     @property
     def lowered(self) -> str:
@@ -50,25 +77,58 @@ class Doc:
         otherwise case-blind in the text itself; either way the spans are offsets into `text`.
         """
         if self._hits is None:
-            words = r"pass|pwd|pw|secret|token|key|credential|creds"
             if len(self.lowered) == len(self.text):
-                found = shapes.compiled(words).finditer(self.lowered)
+                self._hits = _keyword_spans(self.lowered)
             else:
-                found = shapes.compiled(words, re.IGNORECASE).finditer(self.text)
-            self._hits = [m.span() for m in found]
-            if "pin" in self.lowered:  # rare as a word: its own search only when the letters occur
-                # A literal start, the character before checked here: a look-behind would be tried everywhere.
-                pin, haystack = self.caseless(r"pin(?:code)?(?![a-z])")
-                spans = [m.span() for m in pin.finditer(haystack) if not haystack[m.start() - 1 : m.start()].isalpha()]
-                self._hits = sorted(self._hits + spans) if spans else self._hits
+                words = r"pass|pwd|pw|secret|token|key|credential|creds"
+                self._hits = [m.span() for m in shapes.compiled(words, re.IGNORECASE).finditer(self.text)]
+            # Short words and abbreviations (PIN, PAT, SK) count only as a word part of their own:
+            # `pin`, `GH_PAT`, `obsSk`, not `pinned`, `path` or `task`. Found with C-speed `find`, the
+            # characters around each checked here: a look-behind would be tried at every position.
+            spans: list[tuple[int, int]] = []
+            lowered, text = self.lowered, self.text
+            if len(lowered) == len(text):
+                for word in _SHORT_WORDS:
+                    at = lowered.find(word)
+                    while at >= 0:
+                        end = at + len(word)
+                        end += 4 if word == "pin" and lowered.startswith("code", end) else 0
+                        before = text[at - 1 : at]
+                        if not lowered[end : end + 1].isalpha() and (
+                            not before.isalpha() or (before.islower() and text[at].isupper())
+                        ):
+                            spans.append((at, end))
+                        at = lowered.find(word, at + 1)
+            else:  # lower-casing moved offsets (rare non-ASCII): case-blind in the text itself
+                short = shapes.compiled(r"(?<![a-z])(?:pin(?:code)?|pat|sk|skey)(?![a-z])", re.IGNORECASE)
+                spans = [m.span() for m in short.finditer(text)]
+            self._hits = sorted(self._hits + spans) if spans else self._hits
         return self._hits
 
     @property
     def runs(self) -> str:
         """The token-character runs of `secret_rules.runs`: where any token or key body must lie."""
         if self._runs is None:
-            self._runs = rules.runs(self.text)
+            self._run_list = shapes.compiled(rules.RUN).findall(self.text)
+            self._runs = "\n".join(self._run_list)
         return self._runs
+
+    @property
+    def long_runs(self) -> list[tuple[int, str]]:
+        """(offset, run) of every token-character run of `LONG_RUN_CHARS` or more. The runs come from one
+        C-speed `findall`, their offsets from `find` in order: the first occurrence after the previous
+        long run is the run itself, since any other stretch of as many token characters would be a
+        long run of its own, found before it."""
+        if self._long_runs is None:
+            _ = self.runs
+            spans, at = [], 0
+            for run in self._run_list:
+                if len(run) >= LONG_RUN_CHARS:
+                    at = self.text.find(run, at)
+                    spans.append((at, run))
+                    at += len(run)
+            self._long_runs = spans
+        return self._long_runs
 
     @property
     def hit_lines(self) -> list[tuple[int, int, int]]:

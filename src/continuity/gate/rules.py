@@ -61,8 +61,11 @@ def _jwt_ok(token: str) -> bool:
     return decoded.lstrip().startswith(b"{") and b'"alg"' in decoded.replace(b" ", b"")
 
 
-# Every token above consists of these characters and is at least this long.
-RUN = r"(?<![A-Za-z0-9_\-.+/=~:%])[A-Za-z0-9_\-.+/=~:%]{16,}"
+# Every token above consists of these characters and is at least this long. Found with `findall` over
+# the whole text, a match always starts where a run starts (the scan reaches a run's first character
+# before any other, and a greedy match ends where the run does), so no look-behind is needed; one
+# would be tried at every position of every note.
+RUN = r"[A-Za-z0-9_\-.+/=~:%]{16,}"
 
 
 def runs(text: str) -> str:

@@ -16,7 +16,11 @@ column (`labels`); private key bodies without their armour and payment card numb
 what they are by their own structure (`values`); client and access ids under a service's name
 (`services`); base64 that decodes to a JWT or a private key (`encoded`); and detect-secrets, through
 its public API, for the few formats it knows that we do not (`detectsecrets`). All of them read one
-`doc.Doc`; this module runs them and turns what they return into findings. Every detector turns
+`doc.Doc`; this module runs them and turns what they return into findings. Beside the formats, a
+generic layer (`generic`, `issued`) judges any value by its structure, so that a credential nobody
+listed is found as well (docs/secret-gate.md has its measurement). The text is judged as written, as
+`normalise.judged` shows it (hidden characters and combining marks removed, NFKC applied), and with
+values split over two lines rejoined. Every detector turns
 away fillers and documented examples (`xxxx`, `0123…`, EXAMPLE) unless a checksum proves the value
 was issued.
 
@@ -38,7 +42,9 @@ from continuity.gate import (
     context as secret_context,
     detectsecrets,
     encoded as secret_encoded,
+    generic,
     labels as secret_labels,
+    normalise,
     rules,
     services as secret_services,
     structures as secret_structures,
@@ -95,6 +101,11 @@ def scan_text(text: str) -> list[Finding]:
     if shown != text:
         seen = {(f.line, f.detector) for f in findings}
         findings = sorted(findings + [f for f in _scan(shown) if (f.line, f.detector) not in seen])
+    rejoined, line_in_file = generic.rejoined(shown)
+    if rejoined != shown:  # a value split over two lines (`"abc"` / `"def"`, a `\` continuation)
+        seen = {(f.line, f.detector) for f in findings}
+        moved = (f._replace(line=line_in_file(f.line)) for f in _scan(rejoined))
+        findings = sorted(findings + [f for f in moved if (f.line, f.detector) not in seen])
     return findings
 
 
@@ -211,23 +222,12 @@ def shown_value(value: str) -> str:
 
 
 def as_shown(text: str) -> str:
-    """The text as a reader of the brief gets it back: NFKC-folded, hidden characters dropped.
-
-    The brief is NFKC-normalized and shows hidden characters as `[U+XXXX]` markers, so a token
-    written in fullwidth or mathematical letters (`𝐬𝐤_𝐥𝐢𝐯𝐞_…`) comes out as plain ASCII, and one
-    split by a zero-width space or a soft hyphen is trivially rejoined. Both are scanned as well.
-    Newlines are kept (NFKC never makes or removes one), so line numbers stay those of the file.
+    """The text as the gate judges it (`normalise.judged`): hidden characters and combining marks
+    removed, NFKC applied. A token written in fullwidth or mathematical letters (`𝐬𝐤_𝐥𝐢𝐯𝐞_…`), or split
+    by a zero-width space, a variation selector or a combining grapheme joiner, reads as the ASCII it
+    was. Newlines are kept, so line numbers stay those of the file.
     """
-    if text.isascii() and all(line.isprintable() for line in text.split("\n")):
-        return text
-    import unicodedata
-
-    folded = unicodedata.normalize("NFKC", text)
-    return "".join(
-        ch
-        for ch in folded
-        if ch in "\n\t" or not (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or "\U000e0000" <= ch <= "\U000e007f")
-    )
+    return normalise.judged(text)
 
 
 def _scan(text: str) -> list[Finding]:
@@ -238,7 +238,7 @@ def _scan(text: str) -> list[Finding]:
             found.extend(finder(doc))
         except Exception:
             found.append((0, SCAN_ERROR, f"{SCAN_ERROR}:{finder.__name__}"))
-    return _findings(doc, found)
+    return _findings(doc, generic.unnamed_only(doc, found))
 
 
 def _findings(doc: Doc, found: list[Candidate]) -> list[Finding]:
@@ -280,5 +280,6 @@ _FINDERS = (
     *secret_values.FINDERS,
     *secret_services.FINDERS,
     *secret_encoded.FINDERS,
+    *generic.FINDERS,
     detectsecrets.candidates,
 )

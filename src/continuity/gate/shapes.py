@@ -75,7 +75,17 @@ def is_placeholder(value: str) -> bool:
 
 
 # Keys that are public by design, whatever label they stand under (Stripe's publishable keys).
-PUBLIC_PREFIXES = ("pk_live_", "pk_test_")
+# SSH public keys as `authorized_keys` writes them, whatever label stands before them.
+PUBLIC_PREFIXES = (
+    "pk_live_",
+    "pk_test_",
+    "ssh-rsa ",
+    "ssh-ed25519 ",
+    "ssh-dss ",
+    "ecdsa-sha2-",
+    "sk-ssh-",
+    "sk-ecdsa-",
+)
 
 
 def filler(token: str) -> bool:

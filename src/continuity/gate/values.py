@@ -46,7 +46,7 @@ def _key_bodies(doc: Doc) -> list[Candidate]:
             continue
         if text.rfind("-----BEGIN", 0, start) > text.rfind("-----END", 0, start):
             continue  # inside an armoured block: the private-key detector's, or a public one
-        if body.startswith(_OPENSSH_BODY) or _der_private_key(body):
+        if body.startswith(_OPENSSH_BODY) or der_private_key(body):
             out.append((start, "private-key-body", match.group(0)))
     return out
 
@@ -66,7 +66,7 @@ def _joined_body(text: str, match: re.Match[str]) -> tuple[str, int]:
     return body[:256], end
 
 
-def _der_private_key(body: str) -> bool:
+def der_private_key(body: str) -> bool:
     """Does this base64 begin a DER private key (PKCS#1, SEC1, PKCS#8, encrypted PKCS#8, PKCS#12)?"""
     import base64
     import binascii
