@@ -54,8 +54,8 @@ class Package:
 
 
 CODEX = Package("@openai/codex", "0.171.0", "codex")
-# The newest release at the time of writing; 2.1.197 was known to work before it.
-CLAUDE = Package("@anthropic-ai/claude-code", "2.1.332", "claude")
+# The newest releases at the time of writing (Codex too); 2.1.332 and 2.1.197 were known to work before.
+CLAUDE = Package("@anthropic-ai/claude-code", "2.1.337", "claude")
 
 
 def missing_tools() -> str | None:

@@ -11,11 +11,47 @@ line on stderr and the documented exit code; a traceback only with CONTINUITY_DE
 
 from __future__ import annotations
 
+import sys
 from typing import Any
+
+_MCP_OPTIONS = {"--for": ("main", "subagent"), "--harness": ("codex", "claude")}
+
+
+def mcp_serve_args(argv: list[str]) -> dict[str, str] | None:
+    """The options of a plain `lifecycle mcp [--for A] [--harness H]`, or None for anything else.
+
+    A client starts the server at its own launch and waits for its first answers, so this one command
+    skips typer and click (about 60 ms of imports) and starts the server directly. Only the exact forms
+    with valid values are taken; everything else (`--help`, `install`, a bad value) goes through typer,
+    which says what is wrong as it does for every command."""
+    if not argv or argv[0] != "mcp":
+        return None
+    chosen = {"--for": "main", "--harness": "codex"}
+    rest = argv[1:]
+    while rest:
+        name, has_value, value = rest[0].partition("=")
+        if not has_value:
+            if len(rest) < 2:
+                return None
+            value, rest = rest[1], rest[2:]
+        else:
+            rest = rest[1:]
+        if value not in _MCP_OPTIONS.get(name, ()):
+            return None
+        chosen[name] = value
+    return chosen
 
 
 def main() -> None:
     """`lifecycle`: the typer application, whose group turns every failure into one line and an exit code."""
+    serve = mcp_serve_args(sys.argv[1:])
+    if serve is not None:
+        from pathlib import Path
+
+        from continuity.server import stdio
+
+        stdio.serve(Path.cwd(), serve["--for"], serve["--harness"])
+        return
     from continuity.cli.application import app
 
     app()
