@@ -183,9 +183,6 @@ HARNESS_CONFIG_CAP_BYTES = 1 * MIB
 # Claude Code keeps its whole user state in ~/.claude.json (history per project included), so the MCP
 # registration reads files up to this size; anything larger is refused rather than read whole.
 MCP_CONFIG_CAP_BYTES = 16 * MIB
-# What `mcp install` asks Codex to wait for the server's start (its default is 10 s): a cold start on a
-# busy computer imports the SDK and the package from disk.
-MCP_STARTUP_TIMEOUT_SECONDS = 30
 
 # `lifecycle init`: how long one git query (remote URL, root commit) may take, and how many entries of
 # the folders around a missing vault path are looked at for a vault that is already there.
