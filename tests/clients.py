@@ -127,6 +127,13 @@ class Run:
     output: str
     log: list[dict[str, Any]]
     folder: Path
+    launched: float | None = None  # the wall-clock time the client was launched (the log's clock)
+
+    @property
+    def first_request_seconds(self) -> float | None:
+        """From the client's launch to the model's first request: what a person waits before anything."""
+        calls = self.model_calls
+        return None if self.launched is None or not calls else float(calls[0]["time"]) - self.launched
 
     @property
     def model_calls(self) -> list[dict[str, Any]]:
@@ -238,11 +245,12 @@ class Site:
         folder = self.root / "runs" / f"{self._runs:02d}"
         folder.mkdir(parents=True)
         script, log, output = folder / "script.json", folder / "requests.jsonl", folder / "output.txt"
+        launched = folder / "launched"
         script.write_text(json.dumps({"rules": rules}))
         driver = [
             "unshare", "-n", sys.executable, str(MOCK), "--script", str(script), "--log", str(log),
             "--port", str(PORT), "--timeout", str(timeout), "--output", str(output), "--cwd", str(clone),
-            "--", *argv,
+            "--launched", str(launched), "--", *argv,
         ]  # fmt: skip
         env = self.env(
             CONTINUITY_MOCK_API_KEY="not-a-real-key",
@@ -252,7 +260,8 @@ class Site:
         )
         code = run_group(driver, env, timeout + 60)
         text = output.read_text(encoding="utf-8", errors="replace") if output.exists() else ""
-        return Run(code, text, mockmodel.read_log(log), folder)
+        start = float(launched.read_text(encoding="utf-8")) if launched.exists() else None
+        return Run(code, text, mockmodel.read_log(log), folder, start)
 
     # --- the MCP server --------------------------------------------------------------------------------
 
