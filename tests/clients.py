@@ -265,14 +265,15 @@ class Site:
 
     # --- the MCP server --------------------------------------------------------------------------------
 
-    def register_codex_mcp(self, *args: str) -> None:
-        """`[mcp_servers.continuity]` in Codex's config.toml: `lifecycle mcp ARGS`, started in the session's folder."""
-        command = json.dumps(str(BIN / "lifecycle"))
+    def register_codex_mcp(self, *args: str, command: list[str] | None = None) -> None:
+        """`[mcp_servers.continuity]` in Codex's config.toml: `lifecycle mcp ARGS` (or `command`, a whole
+        argv: bench/bench_clients.py's stand-in), started in the session's folder."""
+        argv = command or [str(BIN / "lifecycle"), "mcp", *args]
         self._codex_mcp = [
             "",
             "[mcp_servers.continuity]",
-            f"command = {command}",
-            f"args = {json.dumps(['mcp', *args])}",
+            f"command = {json.dumps(argv[0])}",
+            f"args = {json.dumps(argv[1:])}",
         ]
         self.write_codex_config()
 

@@ -77,8 +77,9 @@ def test_the_sdk_supports_every_version_the_server_negotiates() -> None:
 
 
 def test_nothing_heavy_is_loaded_before_the_first_answers() -> None:
-    """The handshake and the tool list need the standard library only: typer, YAML, the secret gate,
-    SQLite and the SDK load (if ever) at the first tool call that needs them."""
+    """The handshake and the tool list need `json` and the tool declarations only: typer, YAML, the
+    secret gate, SQLite, the SDK, `typing`, `threading` and the session load (if ever) at the first tool
+    call that needs them."""
     program = (
         "import sys\n"
         "from continuity.cli import mcp_serve_args\n"
@@ -87,8 +88,9 @@ def test_nothing_heavy_is_loaded_before_the_first_answers() -> None:
         'p.receive(b\'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}\')\n'
         'assert p.receive(b\'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\').answers[0]["result"]["tools"]\n'
         "heavy = ('mcp', 'mcp_types', 'pydantic', 'anyio', 'typer', 'click', 'ruamel', 'detect_secrets', 'sqlite3',\n"
-        "         'portalocker', 'tomlkit', 'dataclasses', 'continuity.gate', 'continuity.recall',\n"
-        "         'continuity.vault', 'continuity.cli.application', 'continuity.brief', 'continuity.store')\n"
+        "         'portalocker', 'tomlkit', 'dataclasses', 'typing', 'threading', 'datetime', 'continuity.gate',\n"
+        "         'continuity.recall', 'continuity.vault', 'continuity.cli.application', 'continuity.brief',\n"
+        "         'continuity.store', 'continuity.server.session', 'continuity.server.meter')\n"
         "print(sorted(m for m in sys.modules if m in heavy or m.startswith(tuple(h + '.' for h in heavy))))\n"
     )
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)

@@ -12,7 +12,10 @@ line on stderr and the documented exit code; a traceback only with CONTINUITY_DE
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: `lifecycle mcp` answers before it would load
+if TYPE_CHECKING:
+    from typing import Any
 
 _MCP_OPTIONS = {"--for": ("main", "subagent"), "--harness": ("codex", "claude")}
 
@@ -46,11 +49,11 @@ def main() -> None:
     """`lifecycle`: the typer application, whose group turns every failure into one line and an exit code."""
     serve = mcp_serve_args(sys.argv[1:])
     if serve is not None:
-        from pathlib import Path
+        import os
 
         from continuity.server import stdio
 
-        stdio.serve(Path.cwd(), serve["--for"], serve["--harness"])
+        stdio.serve(os.getcwd(), serve["--for"], serve["--harness"])
         return
     from continuity.cli.application import app
 

@@ -44,7 +44,7 @@ def mcp(
         return
     from continuity.server import stdio
 
-    stdio.serve(Path.cwd(), audience.value, harness.value)
+    stdio.serve(str(Path.cwd()), audience.value, harness.value)
 
 
 RESTART = {

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from continuity import limits
 from continuity.errors import ContinuityError, InputRejected
-from continuity.server.meter import START_EVENT
 
+TYPE_CHECKING = False  # `typing` is not imported at run time (the server's first answers need none of it)
 if TYPE_CHECKING:
+    from typing import Any
+
     from continuity.server.session import Session
 
 DATA_NOT_INSTRUCTIONS = (
@@ -31,9 +32,17 @@ DATA_NOT_INSTRUCTIONS = (
 LABEL = "lifecycle"
 
 
-class Outcome(NamedTuple):
-    text: str
-    is_error: bool = False
+class Outcome:
+    """A tool's result: its text, and whether it is a refusal (a tool error)."""
+
+    __slots__ = ("is_error", "text")
+
+    def __init__(self, text: str, is_error: bool = False) -> None:
+        self.text = text
+        self.is_error = is_error
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.text[:80]!r}, is_error={self.is_error})"
 
 
 def one_line(text: str) -> str:
@@ -94,6 +103,7 @@ def recall(session: Session, args: dict[str, Any]) -> Outcome:
 
 def brief(session: Session, args: dict[str, Any]) -> Outcome:
     from continuity.brief import build
+    from continuity.server.meter import START_EVENT
 
     event: str = args["event"] or START_EVENT[session.meter.audience]
     text, code = build.render_command(session.cwd, event, "text", session.harness)

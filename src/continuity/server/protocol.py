@@ -19,7 +19,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # nothing from `typing` at run time: see `stdio` on what loads before the first answer
+if TYPE_CHECKING:
+    from typing import Any
 
 JSONRPC = "2.0"
 # The revisions reached through the `initialize` handshake, oldest to newest (the SDK's
@@ -54,19 +57,29 @@ class Reject(Exception):
         self.data = data
 
 
-class Call(NamedTuple):
+class Call:
     """A `tools/call` to run: its request id, the tool's name and its arguments."""
 
-    id: int | str
-    name: str
-    arguments: dict[str, Any]
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self, request_id: int | str, name: str, arguments: dict[str, Any]) -> None:
+        self.id = request_id
+        self.name = name
+        self.arguments = arguments
+
+    def __eq__(self, other: object) -> bool:
+        mine = (self.id, self.name, self.arguments)
+        return isinstance(other, Call) and mine == (other.id, other.name, other.arguments)
+
+    def __repr__(self) -> str:
+        return f"Call({self.id!r}, {self.name!r}, {self.arguments!r})"
 
 
 class Step:
     """What one line asks for: answers to write now, calls to run, ids whose calls were cancelled.
 
-    (Plain classes rather than dataclasses here and in `meter` and `session`: `dataclasses` imports
-    `inspect`, which the server would load before its first answer.)"""
+    (Plain classes, not dataclasses or NamedTuples, here and in `handlers`, `catalog` and `meter`:
+    `dataclasses` and `typing` cost more to import than the rest of the server's first answers.)"""
 
     def __init__(self) -> None:
         self.answers: list[dict[str, Any]] = []
@@ -183,7 +196,8 @@ def parse(line: bytes) -> tuple[Any, dict[str, Any] | None]:
     return value, None
 
 
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
+if TYPE_CHECKING:
+    Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class Protocol:

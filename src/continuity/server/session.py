@@ -100,11 +100,9 @@ class Session:
         return connection.require_vault(conn), conn.device, conn.project
 
 
-def new_session(cwd: Path, audience: str, harness: str) -> Session:
-    """A session for a server started in `cwd`: its meter reads the hook's receipts of this checkout.
-
-    The checkout and the receipts are looked up at the first metered call, not here, so that nothing
-    but the protocol runs before the server's first answers."""
+def new_session(cwd: Path, audience: str, harness: str, started: float | None = None) -> Session:
+    """A session for a server started in `cwd` (at `started`, seconds since the epoch; now if None): its
+    meter reads the hook's receipts of this checkout, looked up at the first metered call."""
     checkout: list[Path | None] = []
 
     def deliveries() -> list[dict[str, Any]]:
@@ -116,5 +114,6 @@ def new_session(cwd: Path, audience: str, harness: str) -> Session:
         found = checkout[0]
         return list(receipts.last_deliveries(found)) if found is not None else []
 
-    meter = Meter(audience, harness, dt.datetime.now(dt.timezone.utc), deliveries)
+    when = dt.datetime.now(dt.timezone.utc) if started is None else dt.datetime.fromtimestamp(started, dt.timezone.utc)
+    meter = Meter(audience, harness, when, deliveries)
     return Session(cwd, meter, harness)

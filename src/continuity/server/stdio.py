@@ -6,9 +6,12 @@ and the client must still be able to ping or cancel meanwhile. A call cancelled 
 never run; one cancelled while it runs finishes (a write is never cut in half) and is not answered,
 as the protocol asks.
 
-Nothing heavy is imported before the first answers: the protocol and the catalog need only the
-standard library and `limits`; each tool's handler imports what it needs (recall's index, the secret
-gate, YAML) when it first runs, so a client that starts the server at launch never waits for them.
+Nothing is imported before the first answers that they do not need: the protocol and the catalog
+need `json`, `limits` and the tool declarations. The session (its meter, `datetime`, `pathlib`), the
+worker thread (`threading`) and the schema check load at the first `tools/call`, and each tool's
+handler imports what it needs (recall's index, the secret gate, YAML) when it first runs. A client
+waits for a server's handshake and tool list at its own launch, before its first model request, so
+every import moved past them is time no session waits for (`docs/mcp.md` has the figures).
 
 Ending. When the client closes stdin, the calls already received are run and answered, then the
 server exits 0. On SIGINT or SIGTERM (Claude Code sends SIGTERM at every session's end) it stops
@@ -21,19 +24,24 @@ so a stray print anywhere in the process lands in the client's log, never inside
 
 from __future__ import annotations
 
+import _thread
 import os
 import select
 import signal
-import threading
+import time
 from collections import deque
 from collections.abc import Iterator
-from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from continuity import __version__, limits
 from continuity.server import catalog, protocol
-from continuity.server.session import Session, new_session
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: see above
+if TYPE_CHECKING:
+    import threading
+    from types import FrameType
+    from typing import Any
+
+    from continuity.server.session import Session
 
 # What a client shows the model of the server itself (Codex: the namespace's description; Claude Code:
 # beside the tool names, which it may list without their descriptions until a ToolSearch loads them):
@@ -53,13 +61,16 @@ READ_CHUNK_BYTES = 64 * 1024
 class Transport:
     """One session over two file descriptors: the reading loop, the worker, and the way out."""
 
-    def __init__(self, session: Session, read_fd: int, write_fd: int) -> None:
-        self.session = session
+    def __init__(self, cwd: str, audience: str, harness: str, read_fd: int, write_fd: int) -> None:
+        self.cwd, self.audience, self.harness = cwd, audience, harness
+        self.started = time.time()  # the meter's start: the receipts of this session's brief are near it
+        self.session: Session | None = None
         self.protocol = protocol.Protocol(SERVER_INFO, INSTRUCTIONS, catalog.listing, limits.MCP_MESSAGE_MAX_BYTES)
         self.read_fd = read_fd
         self.write_fd = write_fd
-        self._write_lock = threading.Lock()
-        self._state = threading.Condition()
+        self._write_lock = _thread.allocate_lock()
+        self._state: threading.Condition | None = None  # with the worker, at the first tool call
+        self._worker: threading.Thread | None = None
         self._queue: deque[protocol.Call] = deque()
         self._running: protocol.Call | None = None
         self._cancelled: set[int | str] = set()
@@ -67,7 +78,19 @@ class Transport:
         self._stopping = False  # a signal: run nothing more
         self._broken = False  # the client stopped reading our answers
         self._signalled = False
-        self._worker = threading.Thread(target=self._work, name="continuity-mcp-calls", daemon=True)
+
+    def _start_worker(self) -> threading.Condition:
+        """The session and the worker thread, made at the first tool call."""
+        import threading
+        from pathlib import Path
+
+        from continuity.server.session import new_session
+
+        self.session = new_session(Path(self.cwd), self.audience, self.harness, self.started)
+        self._state = threading.Condition()
+        self._worker = threading.Thread(target=self._work, args=(self.session, self._state), daemon=True)
+        self._worker.start()
+        return self._state
 
     # ----------------------------------------------------------------------------------- writing
 
@@ -84,25 +107,27 @@ class Transport:
 
     # ----------------------------------------------------------------------------------- calls
 
-    def _work(self) -> None:
+    def _work(self, session: Session, state: threading.Condition) -> None:
         while True:
-            with self._state:
+            with state:
                 while not self._queue and not (self._closing or self._stopping):
-                    self._state.wait()
+                    state.wait()
                 if self._stopping or not self._queue:
                     return
                 call = self._running = self._queue.popleft()
-            outcome = self.session.call(call.name, call.arguments)
-            with self._state:
+            outcome = session.call(call.name, call.arguments)
+            with state:
                 self._running = None
                 cancelled = call.id in self._cancelled
                 self._cancelled.discard(call.id)
-                self._state.notify_all()
+                state.notify_all()
             if not cancelled:
                 content = [{"type": "text", "text": outcome.text}]
                 self.send(protocol.result(call.id, {"content": content, "isError": outcome.is_error}))
 
     def _cancel(self, request_id: int | str) -> None:
+        if self._state is None:
+            return  # no call was ever received
         with self._state:
             waiting = [call for call in self._queue if call.id == request_id]
             for call in waiting:
@@ -130,7 +155,6 @@ class Transport:
 
     def run(self, wake_fd: int | None = None) -> None:
         """Serve until stdin ends or `stop` is called (from a signal handler)."""
-        self._worker.start()
         try:
             for line in protocol.lines(self._chunks(wake_fd), limits.MCP_MESSAGE_MAX_BYTES):
                 step = self.protocol.receive(line)
@@ -139,41 +163,47 @@ class Transport:
                 for request_id in step.cancelled:
                     self._cancel(request_id)
                 if step.calls:
-                    with self._state:
+                    state = self._state or self._start_worker()
+                    with state:
                         self._queue.extend(step.calls)
-                        self._state.notify_all()
+                        state.notify_all()
                 if self._broken:
                     break
         except KeyboardInterrupt:  # where no wake-up descriptor is available (not POSIX)
             self._signalled = True
+        if self._state is None or self._worker is None:
+            return
         with self._state:
             self._closing = True
             if self._signalled or self._broken:
                 self._stopping = True
                 self._queue.clear()
             self._state.notify_all()
-        grace = limits.MCP_SHUTDOWN_GRACE_SECONDS if self._stopping else None
-        self._worker.join(grace)
+        self._worker.join(limits.MCP_SHUTDOWN_GRACE_SECONDS if self._stopping else None)
 
     def stop(self, signum: int, frame: FrameType | None) -> None:
         self._signalled = True
 
-    @property
-    def finished(self) -> bool:
-        return not self._worker.is_alive()
+    def close(self) -> None:
+        """Close the session's watcher, unless a call still runs in it (past the grace)."""
+        if self.session is not None and (self._worker is None or not self._worker.is_alive()):
+            self.session.close()
 
 
 def _private_stdout() -> int:
-    """A private descriptor for the protocol, with descriptor 1 (and so `print`) sent to stderr."""
-    private = os.dup(1)
-    os.dup2(2, 1)
+    """A private descriptor for the protocol, with descriptor 1 (and so `print`) sent to stderr; when
+    stderr is not open, descriptor 1 itself."""
+    try:
+        private = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:
+        return 1
     return private
 
 
-def serve(cwd: Path, audience: str, harness: str) -> None:
+def serve(cwd: str, audience: str, harness: str) -> None:
     """Serve one client session over stdin and stdout until stdin closes or SIGINT or SIGTERM arrives."""
-    session = new_session(cwd, audience, harness)
-    transport = Transport(session, 0, _private_stdout())
+    transport = Transport(str(cwd), audience, harness, 0, _private_stdout())
     wake_fd: int | None = None
     if os.name == "posix":
         wake_read, wake_write = os.pipe()
@@ -185,5 +215,4 @@ def serve(cwd: Path, audience: str, harness: str) -> None:
     try:
         transport.run(wake_fd)
     finally:
-        if transport.finished:
-            session.close()
+        transport.close()
