@@ -208,6 +208,21 @@ def test_a_call_cancelled_before_it_starts_is_never_run(checkout: Path, vault: P
 # ------------------------------------------------------------------------------------- the way out
 
 
+def test_calls_received_before_stdin_closes_are_answered_then_exit_0(checkout: Path, vault: Path) -> None:
+    with RawServer(checkout) as server:
+        server.initialize()
+        for request_id in (1, 2):
+            server.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                         "params": {"name": "stale_notes", "arguments": {}}})  # fmt: skip
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        answers = [server.answer(), server.answer()]
+        assert server.proc.wait(timeout=60) == 0
+    assert [answer["id"] for answer in answers] == [1, 2]
+    assert all(answer["result"]["isError"] is False for answer in answers)
+    assert answers[0]["result"]["content"][0]["text"].startswith("Approved notes past their revalidate_by date")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_ends_the_server_with_exit_0_while_stdin_stays_open(repo: Path, signum: int) -> None:
     with RawServer(repo) as server:
