@@ -116,6 +116,18 @@ def test_only_a_plain_mcp_command_skips_typer(argv: list[str], served: dict[str,
     assert mcp_serve_args(argv) == served
 
 
+def test_a_server_whose_folder_is_gone_says_so_in_one_line(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    program = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); os.execv(sys.argv[1], sys.argv[1:])"
+    proc = subprocess.run(
+        [sys.executable, "-c", program, str(LIFECYCLE), "mcp"],
+        env=hook_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1 and proc.stderr.startswith("lifecycle: error: ") and "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+
 def test_the_command_line_surface_is_unchanged(repo: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -45,15 +45,32 @@ def mcp_serve_args(argv: list[str]) -> dict[str, str] | None:
     return chosen
 
 
+def _serve_mcp(audience: str, harness: str) -> None:
+    """The server, with the command line's one error line and exit code if it cannot start (a folder
+    removed under it, say): the typer funnel is not loaded on this path."""
+    import os
+
+    try:
+        from continuity.server import stdio
+
+        stdio.serve(os.getcwd(), audience, harness)
+    except Exception as exc:
+        from continuity.errors import EXIT_PROBLEMS, ContinuityError
+        from continuity.server.handlers import error_line
+
+        if os.environ.get("CONTINUITY_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+        print(error_line(exc), file=sys.stderr)
+        sys.exit(exc.exit_code if isinstance(exc, ContinuityError) else EXIT_PROBLEMS)
+
+
 def main() -> None:
     """`lifecycle`: the typer application, whose group turns every failure into one line and an exit code."""
     serve = mcp_serve_args(sys.argv[1:])
     if serve is not None:
-        import os
-
-        from continuity.server import stdio
-
-        stdio.serve(os.getcwd(), serve["--for"], serve["--harness"])
+        _serve_mcp(serve["--for"], serve["--harness"])
         return
     from continuity.cli.application import app
 
