@@ -9,9 +9,9 @@ spawned; the SDK's own client is the conformance harness of the tests instead.
 One message is one line of UTF-8 JSON (the stdio transport). `Protocol.receive` takes the bytes of
 one line and returns what to do: the answers to send now, and the tool calls to run. Every request
 that carries a usable id gets an answer, whatever else its bytes hold: a line that is not JSON, not
-UTF-8, holds a lone surrogate (`\\ud800`), nests deeper than `MAX_DEPTH` or is longer than the line
-cap gets a parse error carrying its id when the id can still be read, `null` when it cannot.
-Notifications (no id) never get one, as JSON-RPC says.
+UTF-8, holds a lone surrogate (`\\ud800`) or nests deeper than `MAX_DEPTH` gets a parse error, and a
+line longer than the cap an invalid-request error, each carrying the request's id when it can still be
+read and `null` when it cannot. Notifications (no id) never get one, as JSON-RPC says.
 """
 
 from __future__ import annotations
