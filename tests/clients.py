@@ -54,8 +54,8 @@ class Package:
 
 
 CODEX = Package("@openai/codex", "0.171.0", "codex")
-# The newest release at the time of writing; 2.1.197 was known to work before it.
-CLAUDE = Package("@anthropic-ai/claude-code", "2.1.332", "claude")
+# The newest releases at the time of writing (Codex too); 2.1.332 and 2.1.197 were known to work before.
+CLAUDE = Package("@anthropic-ai/claude-code", "2.1.337", "claude")
 
 
 def missing_tools() -> str | None:
@@ -127,6 +127,13 @@ class Run:
     output: str
     log: list[dict[str, Any]]
     folder: Path
+    launched: float | None = None  # the wall-clock time the client was launched (the log's clock)
+
+    @property
+    def first_request_seconds(self) -> float | None:
+        """From the client's launch to the model's first request: what a person waits before anything."""
+        calls = self.model_calls
+        return None if self.launched is None or not calls else float(calls[0]["time"]) - self.launched
 
     @property
     def model_calls(self) -> list[dict[str, Any]]:
@@ -238,11 +245,12 @@ class Site:
         folder = self.root / "runs" / f"{self._runs:02d}"
         folder.mkdir(parents=True)
         script, log, output = folder / "script.json", folder / "requests.jsonl", folder / "output.txt"
+        launched = folder / "launched"
         script.write_text(json.dumps({"rules": rules}))
         driver = [
             "unshare", "-n", sys.executable, str(MOCK), "--script", str(script), "--log", str(log),
             "--port", str(PORT), "--timeout", str(timeout), "--output", str(output), "--cwd", str(clone),
-            "--", *argv,
+            "--launched", str(launched), "--", *argv,
         ]  # fmt: skip
         env = self.env(
             CONTINUITY_MOCK_API_KEY="not-a-real-key",
@@ -252,18 +260,20 @@ class Site:
         )
         code = run_group(driver, env, timeout + 60)
         text = output.read_text(encoding="utf-8", errors="replace") if output.exists() else ""
-        return Run(code, text, mockmodel.read_log(log), folder)
+        start = float(launched.read_text(encoding="utf-8")) if launched.exists() else None
+        return Run(code, text, mockmodel.read_log(log), folder, start)
 
     # --- the MCP server --------------------------------------------------------------------------------
 
-    def register_codex_mcp(self, *args: str) -> None:
-        """`[mcp_servers.continuity]` in Codex's config.toml: `lifecycle mcp ARGS`, started in the session's folder."""
-        command = json.dumps(str(BIN / "lifecycle"))
+    def register_codex_mcp(self, *args: str, command: list[str] | None = None) -> None:
+        """`[mcp_servers.continuity]` in Codex's config.toml: `lifecycle mcp ARGS` (or `command`, a whole
+        argv: bench/bench_clients.py's stand-in), started in the session's folder."""
+        argv = command or [str(BIN / "lifecycle"), "mcp", *args]
         self._codex_mcp = [
             "",
             "[mcp_servers.continuity]",
-            f"command = {command}",
-            f"args = {json.dumps(['mcp', *args])}",
+            f"command = {json.dumps(argv[0])}",
+            f"args = {json.dumps(argv[1:])}",
         ]
         self.write_codex_config()
 

@@ -1,4 +1,6 @@
-"""Driving `lifecycle mcp` as a client does: a real subprocess, spoken to with the SDK's own stdio client.
+"""Driving `lifecycle mcp` as a client does: a real subprocess, spoken to with the SDK's own stdio client
+(the conformance harness: the server itself is written on the standard library), or byte by byte
+(`RawServer`) for what no well-behaved client sends.
 
 `McpRun` starts the server in a checkout, initializes the session and keeps it open while a test
 makes calls, so a test sees one server process (one session, one meter) from its first call to its
@@ -7,7 +9,10 @@ last. Each call returns the tool result's text and its `isError` flag.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import queue
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -102,3 +107,63 @@ def approved_note(vault: Path, note_id: str, body: str, **meta: Any) -> Path:
     }
     head = "".join(f"{key}: {json.dumps(value)}\n" for key, value in fields.items())
     return write(vault, f"30-memory/facts/{note_id}.md", f"---\n{head}---\n{body}\n")
+
+
+class RawServer:
+    """`lifecycle mcp` spoken to byte by byte, as a broken or hostile client would: `send` writes one
+    line (any bytes), `answer` waits for the next line the server writes and parses it."""
+
+    def __init__(self, cwd: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [str(LIFECYCLE), "mcp", *args], cwd=cwd, env=hook_env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self.errors: queue.Queue[bytes] = queue.Queue()
+        for stream, sink in ((self.proc.stdout, self._lines), (self.proc.stderr, self.errors)):
+            threading.Thread(target=_pump, args=(stream, sink), daemon=True).start()
+
+    def send(self, line: bytes | dict[str, Any]) -> None:
+        data = line if isinstance(line, bytes) else json.dumps(line).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float = 60) -> dict[str, Any]:
+        line = self._lines.get(timeout=timeout)
+        assert line, "the server closed its stdout"
+        parsed: dict[str, Any] = json.loads(line.decode("utf-8"))
+        return parsed
+
+    def request(self, request_id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.answer()
+
+    def initialize(self, version: str = "2025-06-18") -> dict[str, Any]:
+        params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+        answer = self.request(0, "initialize", params)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def close(self) -> int:
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.close()
+        return self.proc.wait(timeout=60)
+
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=60)
+
+
+def _pump(stream: Any, sink: queue.Queue[bytes]) -> None:
+    for line in iter(stream.readline, b""):
+        sink.put(line)
+    sink.put(b"")

@@ -279,11 +279,15 @@ def occurrences(value: object, needle: str) -> int:
     return 0
 
 
-def run_client(argv: list[str], timeout: float, cwd: str | None, output: Path) -> int:
+def run_client(argv: list[str], timeout: float, cwd: str | None, output: Path, launched: Path | None = None) -> int:
     """Run the client in its own process group and end that whole group afterwards, whatever happened.
 
-    Its output goes to a file, not a pipe: a hook process left behind cannot hold the caller up."""
+    Its output goes to a file, not a pipe: a hook process left behind cannot hold the caller up. With
+    `launched`, the wall-clock time of the launch is written there (on the clock of the log's `time`),
+    for bench/bench_clients.py."""
     with output.open("wb") as sink:
+        if launched is not None:
+            launched.write_text(repr(time.time()), encoding="utf-8")
         proc = subprocess.Popen(
             argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -309,6 +313,7 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=240)
     parser.add_argument("--cwd")
     parser.add_argument("--output", type=Path, required=True, help="the client's stdout and stderr")
+    parser.add_argument("--launched", type=Path, help="where to write the time the client was launched")
     parser.add_argument("argv", nargs="+", help="the client command, after --")
     opts = parser.parse_args(args)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
@@ -316,7 +321,7 @@ def main(args: list[str] | None = None) -> int:
     server = MockServer(opts.port, Script(rules), opts.log)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        return run_client(opts.argv, opts.timeout, opts.cwd, opts.output)
+        return run_client(opts.argv, opts.timeout, opts.cwd, opts.output, opts.launched)
     finally:
         server.shutdown()
 

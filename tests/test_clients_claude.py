@@ -1,11 +1,11 @@
-"""The real Claude Code CLI (npm `@anthropic-ai/claude-code` 2.1.332) in a copy of this checkout.
+"""The real Claude Code CLI (npm `@anthropic-ai/claude-code` 2.1.337) in a copy of this checkout.
 
 Every assertion is about the requests the model received (`mockmodel.py` records them). Each session
 is `claude -p` in a loopback-only network namespace with `ANTHROPIC_BASE_URL` pointing at the mock,
 and the copy's `.claude/settings.json` written by `lifecycle hooks install --harness claude --scope
 project`; `claude -p` runs project hooks without a trust prompt.
 
-What Claude Code 2.1.332 does, as these tests pin it:
+What Claude Code 2.1.337 does, as these tests pin it (2.1.332 did the same):
 
 - The brief arrives in a `system`-role entry of `messages`, right after the user message that ends
   with the prompt; its text begins `SessionStart hook additional context: <private-memory …>` and
@@ -22,8 +22,10 @@ What Claude Code 2.1.332 does, as these tests pin it:
   one-second session never wrote its last line.
 - MCP: a server in the checkout's `.mcp.json`, enabled by `enabledMcpjsonServers` in
   `.claude/settings.json` and allowed with `--allowedTools mcp__continuity__recall`, is started before
-  the first request; its tools are deferred behind `ToolSearch` (not in the tool list), yet a direct
-  `tool_use` of `mcp__continuity__recall` runs, and the result comes back as a `tool_result` block.
+  the first request; its tools are deferred behind `ToolSearch` (not in the tool list: their names
+  only, in a list of deferred tools, and the server's instructions under "MCP Server Instructions" of
+  the system prompt), yet a direct `tool_use` of `mcp__continuity__recall` runs, and the result comes
+  back as a `tool_result` block.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from clients import (
 from mockmodel import last_turn, occurrences, text_of, with_text
 
 from continuity.hook import nudge
+from continuity.server import catalog, stdio
 from continuity.trust import hookcommand
 
 pytestmark = pytest.mark.clients
@@ -237,9 +240,14 @@ def test_claude_calls_the_recall_tool_and_the_model_gets_the_note_wrapped_then_t
     argv = [str(claude), "-p", "Recall what the vault says.", "--allowedTools", RECALL_TOOL]
     run = site.run(clone, argv, rules)
     assert run.returncode == 0 and run.requests, run.describe()
-    # Claude Code 2.1.332 defers MCP tools behind its ToolSearch tool (not listed up front) and still
+    # Claude Code (2.1.332 on) defers MCP tools behind its ToolSearch tool (not listed up front) and still
     # runs a direct call of one that the session may use.
     assert "ToolSearch" in [tool.get("name") for tool in run.requests[0]["tools"]], run.describe()
+    # What the model has before any ToolSearch: every tool's name and the server's instructions, which
+    # say when to use each one and that what they return is data.
+    first_request = json.dumps(run.requests[0])
+    assert all(f"mcp__continuity__{tool.name}" in first_request for tool in catalog.TOOLS), run.describe()
+    assert json.dumps(stdio.INSTRUCTIONS)[1:-1] in first_request
     first = min(i for i, body in enumerate(run.requests) if occurrences(body, MCP_CANARY))
     result = json.dumps(tool_results(run.requests[first])[-1])
     assert MCP_CANARY in result and '<private-memory kind=\\"recall\\" for=\\"main\\"' in result, result[:2000]

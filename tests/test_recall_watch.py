@@ -28,8 +28,8 @@ from mcpkit import mcp_server
 
 from continuity import limits
 from continuity.recall import index as recall_index, search, watch
-from continuity.server.handlers import Session
 from continuity.server.meter import Meter
+from continuity.server.session import Session
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 

@@ -128,6 +128,20 @@ MCP_STARTUP_RECEIPT_WINDOW_SECONDS = 120
 # One tool call's text arguments: a handoff section or a note body within its note's cap, a log query
 # within the query cap of recall.
 MCP_LOG_QUERY_MAX_CHARS = 1000
+# What one server process may write in all (handoffs and candidates): the UTF-8 bytes of the text its
+# write calls carry, and how many writes. A main session's room is one handoff at its cap and two notes
+# at the working set's per-file budget (32 + 2 x 16 KiB); a subagent's half of it. Past either, a write
+# is refused as a tool error, so a runaway or hostile client cannot fill the working set unseen.
+MCP_WRITE_MAIN_ALLOWANCE_BYTES = 64 * KIB
+MCP_WRITE_SUBAGENT_ALLOWANCE_BYTES = 32 * KIB
+MCP_WRITE_MAIN_ALLOWANCE_COUNT = 8
+MCP_WRITE_SUBAGENT_ALLOWANCE_COUNT = 4
+# One JSON-RPC message (one line on stdin): a write_handoff at every cap, each character escaped as
+# \uXXXX surrogate pairs, is under 1.3 MiB. A longer line is answered with an error and dropped unkept.
+MCP_MESSAGE_MAX_BYTES = 4 * MIB
+# On SIGINT or SIGTERM a tool call already running (a write waiting for the lock at most
+# LOCAL_LOCK_TIMEOUT_SECONDS) is given this long to finish before the server exits.
+MCP_SHUTDOWN_GRACE_SECONDS = 15
 
 # Journal search.
 LOG_DEFAULT_LIMIT = 20
@@ -180,9 +194,6 @@ HARNESS_CONFIG_CAP_BYTES = 1 * MIB
 # Claude Code keeps its whole user state in ~/.claude.json (history per project included), so the MCP
 # registration reads files up to this size; anything larger is refused rather than read whole.
 MCP_CONFIG_CAP_BYTES = 16 * MIB
-# What `mcp install` asks Codex to wait for the server's start (its default is 10 s): a cold start on a
-# busy computer imports the SDK and the package from disk.
-MCP_STARTUP_TIMEOUT_SECONDS = 30
 
 # `lifecycle init`: how long one git query (remote URL, root commit) may take, and how many entries of
 # the folders around a missing vault path are looked at for a vault that is already there.

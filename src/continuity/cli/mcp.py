@@ -1,9 +1,10 @@
 """`lifecycle mcp`: the stdio MCP server, one process per client session, and `lifecycle mcp install`,
 which registers it in Codex's or Claude Code's configuration.
 
-The server and the `mcp` SDK are imported only when the server runs, so no other command pays for
-them. Its audience and harness cannot be learnt from the protocol, so they are options: the client's
-configuration names them once.
+The server is imported only when it runs, so no other command pays for it; a plain `lifecycle mcp`
+does not even come through here (`continuity.cli.mcp_serve_args` starts it before typer loads), and
+this callback serves the forms it does not take. Its audience and harness cannot be learnt from the
+protocol, so they are options: the client's configuration names them once.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def mcp(
         return
     from continuity.server import stdio
 
-    stdio.serve(Path.cwd(), audience.value, harness.value)
+    stdio.serve(str(Path.cwd()), audience.value, harness.value)
 
 
 RESTART = {

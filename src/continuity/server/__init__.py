@@ -1,7 +1,12 @@
-"""The MCP server (`lifecycle mcp`): the memory tools for any MCP client, over stdio. What the model
-reads of each tool (`catalog`), what each tool does through the library's own read and write paths
-(`handlers`), the session's metered allowance of private memory (`meter`), and the SDK's transport
-(`stdio`, the only module that imports `mcp`).
+"""The MCP server (`lifecycle mcp`): the memory tools for any MCP client, over stdio. Each tool as the
+model reads it and its handler, declared together (`catalog`); what each tool does through the
+library's own read and write paths (`handlers`); arguments checked against the tool's own schema
+(`schema`); one client session and its calls (`session`); the session's metered allowance of private
+memory and of writes (`meter`); JSON-RPC and the handshake on the standard library (`protocol`); and
+the stdio transport with its clean ending on a signal (`stdio`).
 
-Never imports: continuity.cli, typer, click.
+The official `mcp` SDK is not imported (it costs about a second to import, which every client would
+wait for at launch); its client is the tests' conformance harness.
+
+Never imports: continuity.cli, typer, click, mcp.
 """

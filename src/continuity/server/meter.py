@@ -14,6 +14,11 @@ What counts, in UTF-8 bytes:
   every metered call, because a client may run its start hook after it started its servers.
 
 A call that would pass either allowance gets a short notice instead of notes: never a partial note.
+
+Writes (`write_handoff`, `propose_note`) are metered too, against their own allowance
+(`limits.MCP_WRITE_*_ALLOWANCE_BYTES` and `_COUNT`): the UTF-8 bytes of the text a write call carries
+(every string argument), and the number of writes done. A write that would pass either is refused, as
+a tool error, before anything is written; a refused write (a secret, a lease, a cap) costs nothing.
 The meter is the server process's memory: a second server process, `lifecycle recall` in a shell and
 a brief another session received are invisible to it (the README says so).
 """
@@ -22,7 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from continuity import limits
@@ -34,6 +38,14 @@ TOTAL_ALLOWANCE_BYTES = {
     "subagent": limits.SESSION_MEMORY_SUBAGENT_ALLOWANCE_BYTES,
 }
 START_EVENT = {"main": "SessionStart", "subagent": "SubagentStart"}
+WRITE_ALLOWANCE_BYTES = {
+    "main": limits.MCP_WRITE_MAIN_ALLOWANCE_BYTES,
+    "subagent": limits.MCP_WRITE_SUBAGENT_ALLOWANCE_BYTES,
+}
+WRITE_ALLOWANCE_COUNT = {
+    "main": limits.MCP_WRITE_MAIN_ALLOWANCE_COUNT,
+    "subagent": limits.MCP_WRITE_SUBAGENT_ALLOWANCE_COUNT,
+}
 
 Deliveries = Callable[[], Iterable[Mapping[str, Any]]]
 
@@ -47,21 +59,21 @@ def _receipt_time(value: object) -> dt.datetime | None:
         return None
 
 
-@dataclass
 class Meter:
     """What this session has been given so far; `deliveries` reads the hook's receipts for this checkout."""
 
-    audience: str
-    harness: str
-    started: dt.datetime
-    deliveries: Deliveries
-    warm_used: int = 0
-    served_used: int = 0
-    startup: dict[str, Any] | None = field(default=None)
-
-    def __post_init__(self) -> None:
-        if self.audience not in AUDIENCES:
+    def __init__(self, audience: str, harness: str, started: dt.datetime, deliveries: Deliveries) -> None:
+        if audience not in AUDIENCES:
             raise ValueError(f"audience must be one of {', '.join(AUDIENCES)}")
+        self.audience = audience
+        self.harness = harness
+        self.started = started
+        self.deliveries = deliveries
+        self.warm_used = 0
+        self.served_used = 0
+        self.written_bytes = 0
+        self.written_count = 0
+        self.startup: dict[str, Any] | None = None
 
     @property
     def warm_allowance(self) -> int:
@@ -119,6 +131,22 @@ class Meter:
             "is needed."
         )
 
+    def write_refusal(self, size: int) -> str | None:
+        """Why a write of `size` bytes is refused (the allowance would be passed), or None."""
+        room = WRITE_ALLOWANCE_BYTES[self.audience]
+        count = WRITE_ALLOWANCE_COUNT[self.audience]
+        if self.written_count < count and self.written_bytes + size <= room:
+            return None
+        return (
+            f"this session's allowance of writes through the server is used up ({self.written_count} of "
+            f"{count} writes, {self.written_bytes} of {room} bytes; this one {size} bytes); nothing was "
+            "written. Tell the person what you would write instead"
+        )
+
+    def charge_write(self, size: int) -> None:
+        self.written_bytes += size
+        self.written_count += 1
+
     def to_json(self) -> dict[str, Any]:
         return {
             "audience": self.audience,
@@ -127,4 +155,6 @@ class Meter:
             "total_used": self.total_used(),
             "total_allowance": self.total_allowance,
             "startup_brief_bytes": self.startup_bytes(),
+            "written_bytes": self.written_bytes,
+            "written_count": self.written_count,
         }

@@ -3,8 +3,12 @@
 Where (checked against each client's documentation and source):
 - Codex: `[mcp_servers.continuity]` in `config.toml`: user `$CODEX_HOME/config.toml` (default
   `~/.codex`), project `.codex/config.toml` in the repository (Codex reads it in trusted projects).
-  Keys written: `command`, `args`, `startup_timeout_sec`; any other key a person added to the table
-  (`enabled`, `tool_timeout_sec`, `env`…) is kept.
+  Keys written: `command`, `args`; any other key a person added to the table (`enabled`,
+  `tool_timeout_sec`, `env`…) is kept. No `startup_timeout_sec`: it bounds how long Codex lets a server
+  take to start at all, not how long the first request waits for its tools (that is Codex's shared
+  `mcp_optional_startup_grace_ms`, 1 s by default, the person's setting for every server); the server
+  answers its handshake in tens of milliseconds, well inside both. An entry written by an earlier
+  version with `startup_timeout_sec = 30` keeps it, as any key a person may have set.
 - Claude Code: `mcpServers.continuity` (`type: stdio`, `command`, `args`): user scope in `.claude.json`
   (`$CLAUDE_CONFIG_DIR/.claude.json`, default `~/.claude.json`), project scope in `.mcp.json` at the
   repository's top level (Claude Code asks the person to approve a project server before first use).
@@ -72,7 +76,7 @@ def wanted_entry(harness: str, scope: str) -> dict[str, Any]:
     else:
         command, args = "lifecycle", ["mcp"]
     if harness == CODEX:  # the server's default harness: whose startup receipts its meter counts
-        return {"command": command, "args": args, "startup_timeout_sec": limits.MCP_STARTUP_TIMEOUT_SECONDS}
+        return {"command": command, "args": args}
     return {"type": "stdio", "command": command, "args": [*args, "--harness", harness]}
 
 
