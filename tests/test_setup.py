@@ -1,0 +1,212 @@
+"""`lifecycle setup` and `lifecycle uninstall`: one step in, one step out, and every file as it was.
+
+Each case snapshots every file setup may touch (hooks, MCP configuration, instruction file, and for
+Codex the config.toml where Codex files its trust of hooks), runs the real `lifecycle` command, adds
+Codex's trust entries the way `/hooks` does (after setup, for our hooks and for someone else's), runs
+uninstall and compares bytes: absent files absent again, present ones byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from continuity.trust import harness, instructions, mcpconfig, plugin, undo
+
+LIFECYCLE = Path(sys.executable).with_name("lifecycle")
+
+OTHER_HOOK = {"type": "command", "command": "echo someone else's hook", "timeout": 5}
+CODEX_TOML = (
+    "# my Codex settings; comments stay\n"
+    'model = "o3"  # the model I like\n'
+    "\n"
+    '[projects."/somewhere"]\n'
+    'trust_level = "trusted"\n'
+    "\n"
+    "[mcp_servers.docs]\n"
+    'command = "docs-server"  # another server\n'
+    'args = ["--stdio"]\n'
+)
+CASES: dict[str, dict[str, str]] = {
+    "nothing": {},
+    "unrelated content": {
+        "codex/hooks.json": json.dumps({"hooks": {"Stop": [{"hooks": [OTHER_HOOK]}]}}, indent=2) + "\n",
+        "codex/config.toml": CODEX_TOML,
+        "codex/AGENTS.md": "# My rules\n\nBe brief.\n",
+        "claude/settings.json": json.dumps({"model": "opus", "hooks": {"Stop": [{"hooks": [OTHER_HOOK]}]}}, indent=2)
+        + "\n",
+        "claude/.claude.json": json.dumps({"numStartups": 3, "mcpServers": {"docs": {"command": "d"}}}, indent=2),
+        "claude/CLAUDE.md": "# Mine\n\n<!-- a comment of mine -->\nNo trailing newline",
+    },
+    "four-space JSON, tables without servers": {
+        "codex/hooks.json": json.dumps({"description": "mine", "hooks": {}}, indent=4) + "\n",
+        "codex/config.toml": "# only a comment\n",
+        "codex/AGENTS.md": "text\n\n",
+        "claude/settings.json": json.dumps({"permissions": {"allow": ["Bash(ls)"]}}, indent=4) + "\n",
+        "claude/.claude.json": "{}\n",
+        "claude/CLAUDE.md": "",
+    },
+}
+
+
+def _places(home: Path) -> dict[str, Path]:
+    codex, claude = home / ".codex", home / ".claude"
+    return {
+        "codex/hooks.json": codex / "hooks.json",
+        "codex/config.toml": codex / "config.toml",
+        "codex/AGENTS.md": codex / "AGENTS.md",
+        "claude/settings.json": claude / "settings.json",
+        "claude/.claude.json": claude / ".claude.json",
+        "claude/CLAUDE.md": claude / "CLAUDE.md",
+    }
+
+
+@pytest.fixture
+def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("CODEX_HOME", str(isolated_home / ".codex"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(isolated_home / ".claude"))
+    outside = tmp_path / "outside"  # not a repository: no project file to collide with
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    return isolated_home
+
+
+def lifecycle(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(LIFECYCLE), *args], capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def snapshot(files: dict[str, Path]) -> dict[str, bytes | None]:
+    return {name: path.read_bytes() if path.exists() else None for name, path in files.items()}
+
+
+def trust_like_codex(config: Path, keys: list[str]) -> None:
+    """Append `[hooks.state."<key>"]` tables as Codex does when the person trusts hooks in /hooks."""
+    text = config.read_text(encoding="utf-8") if config.exists() else ""
+    for key in keys:
+        text += f'\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = "sha256:{"ab" * 32}"\n'
+    config.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("name", ["codex", "claude"])
+def test_setup_then_uninstall_leaves_every_file_byte_identical(home: Path, name: str, case: str) -> None:
+    files = _places(home)
+    for rel, text in CASES[case].items():
+        files[rel].parent.mkdir(parents=True, exist_ok=True)
+        files[rel].write_text(text, encoding="utf-8")
+    before = snapshot(files)
+
+    done = lifecycle("setup", name, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["changed"] and report["served_by"] is None
+    assert {c["part"] for c in report["changes"] if c["changed"]} == {"hooks", "mcp", "instructions"}
+    hooks_file = files[f"{name}/{'hooks.json' if name == 'codex' else 'settings.json'}"]
+    doc = json.loads(hooks_file.read_text(encoding="utf-8"))
+    assert harness.our_commands(doc)
+    assert instructions.BEGIN in files[f"{name}/{instructions.FILE_NAME[name]}"].read_text(encoding="utf-8")
+    assert mcpconfig.registered(name, mcpconfig.user_config_path(name))
+    if name == "codex":
+        assert "Codex runs a new or changed hook only after you trust it" in " ".join(report["next_steps"])
+        ours = [f"{hooks_file}:{event}:{g}:{h}" for event, g, h in undo.our_positions(doc)]
+        someone_else = f"{home}/elsewhere/hooks.json:stop:0:0"
+        trust_like_codex(files["codex/config.toml"], [*ours, someone_else])
+        before["codex/config.toml"] = (before["codex/config.toml"] or b"") + (
+            f'\n[hooks.state.{json.dumps(someone_else)}]\ntrusted_hash = "sha256:{"ab" * 32}"\n'.encode()
+        )
+
+    again = lifecycle("setup", name)
+    assert again.returncode == 0 and "nothing changed" in again.stdout, again.stdout
+
+    done = lifecycle("uninstall", name)
+    assert done.returncode == 0, done.stderr
+    after = snapshot(files)
+    for rel in files:
+        assert after[rel] == before[rel], f"{rel} differs after setup and uninstall"
+
+
+def test_setup_writes_nothing_when_the_project_scope_already_serves_the_harness(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository whose own `.codex/hooks.json` registers the handlers: user-scope setup from inside it refuses."""
+    repo = tmp_path / "repo"
+    (repo / ".codex").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    project = repo / ".codex" / "hooks.json"
+    project.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [_ours()]}]}}, indent=2) + "\n")
+    monkeypatch.chdir(repo)
+    before = snapshot(_places(home))
+    done = lifecycle("setup", "codex", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["served_by"] == str(project) and not report["changed"]
+    assert snapshot(_places(home)) == before
+    text = lifecycle("setup", "codex").stdout
+    assert "already gets continuity's handlers" in text and "Nothing changed" in text
+
+
+def _ours() -> dict[str, Any]:
+    return {"type": "command", "command": "python3 scripts/agent-startup-context.py --hook --harness codex"}
+
+
+@pytest.mark.parametrize("name", ["codex", "claude"])
+def test_setup_refuses_while_the_plugin_is_enabled_and_says_so(home: Path, name: str) -> None:
+    if name == "codex":
+        config = home / ".codex" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text('[plugins."continuity@continuity"]\nenabled = true\n')
+    else:
+        settings = home / ".claude" / "settings.json"
+        settings.parent.mkdir(parents=True)
+        settings.write_text(json.dumps({"enabledPlugins": {"continuity@continuity": True}}, indent=2) + "\n")
+    assert plugin.installed(name, None) is not None
+    before = snapshot(_places(home))
+    done = lifecycle("setup", name)
+    assert done.returncode == 0 and "the continuity plugin" in done.stdout and "Nothing changed" in done.stdout
+    assert snapshot(_places(home)) == before
+
+
+@pytest.mark.parametrize("name", ["codex", "claude"])
+def test_dry_run_changes_nothing_and_uninstall_without_setup_says_so(home: Path, name: str) -> None:
+    before = snapshot(_places(home))
+    done = lifecycle("setup", name, "--dry-run")
+    assert done.returncode == 0 and "would write" in done.stdout
+    assert snapshot(_places(home)) == before
+    done = lifecycle("uninstall", name)
+    assert done.returncode == 0 and "nothing changed" in done.stdout
+    assert snapshot(_places(home)) == before
+
+
+def test_uninstall_keeps_what_the_person_added_after_setup(home: Path) -> None:
+    """Edits made after setup survive: only continuity's handlers, server and block leave."""
+    files = _places(home)
+    assert lifecycle("setup", "claude").returncode == 0
+    settings = json.loads(files["claude/settings.json"].read_text())
+    settings["model"] = "sonnet"
+    settings["hooks"]["Stop"].append({"hooks": [OTHER_HOOK]})
+    files["claude/settings.json"].write_text(json.dumps(settings, indent=2) + "\n")
+    with files["claude/CLAUDE.md"].open("a") as handle:
+        handle.write("\nMy own line after the block.\n")
+    assert lifecycle("uninstall", "claude").returncode == 0
+    left = json.loads(files["claude/settings.json"].read_text())
+    assert left == {"model": "sonnet", "hooks": {"Stop": [{"hooks": [OTHER_HOOK]}]}}
+    text = files["claude/CLAUDE.md"].read_text()
+    assert instructions.BEGIN not in text and "My own line after the block." in text
+
+
+def test_a_block_without_its_end_marker_is_refused_in_one_line(home: Path) -> None:
+    files = _places(home)
+    assert lifecycle("setup", "codex").returncode == 0
+    agents = files["codex/AGENTS.md"]
+    agents.write_text(agents.read_text().replace(instructions.END, "my text"))
+    done = lifecycle("uninstall", "codex")
+    assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "no end marker" in done.stderr
