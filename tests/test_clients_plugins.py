@@ -109,12 +109,16 @@ class PluginSite(Site):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> PluginSite:
+def installation(tmp_path_factory: pytest.TempPathFactory) -> Path:
     reason = missing_tools()
     if reason:
         pytest.skip(reason)
-    base = tmp_path_factory.mktemp("plugins")
-    return PluginSite(base / "site", build_installation(base / "installation"))
+    return build_installation(tmp_path_factory.mktemp("installation"))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, installation: Path) -> PluginSite:
+    return PluginSite(tmp_path_factory.mktemp("plugins") / "site", installation)
 
 
 def write_note(vault: Path, note_id: str, body: str) -> None:
@@ -193,3 +197,70 @@ def test_claude_plugin_from_the_local_marketplace_delivers_the_brief_once_and_re
                           text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0 and "the continuity plugin" in done.stdout, done.stdout + done.stderr
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_setup_for_both_clients_delivers_the_brief_and_the_tools_and_uninstall_gives_the_bytes_back(
+    tmp_path: Path, installation: Path
+) -> None:
+    """The acceptance path: a package installation, `lifecycle setup codex` and `lifecycle setup claude`,
+    a session in each client, then `lifecycle uninstall` for both.
+
+    Claude Code itself rewrites `.claude.json` during a session (start counts, project entries), so that
+    file is compared without the keys Claude Code added; every other file byte for byte."""
+    site = PluginSite(tmp_path / "site", installation)
+    codex, claude = install(CODEX), install(CLAUDE_NEWEST)
+    clone = site.project_without_hooks("setup")
+    site.trust_codex(codex, clone, hooks=False)
+    files = [site.codex_home / name for name in ("hooks.json", "config.toml", "AGENTS.md")]
+    files += [site.claude_config / name for name in ("settings.json", "CLAUDE.md")]
+    before = {path: path.read_bytes() if path.exists() else None for path in files}
+    claude_json = site.claude_config / ".claude.json"
+    assert not claude_json.exists()
+
+    def lifecycle(*args: str) -> str:
+        done = subprocess.run(["lifecycle", *args], cwd=clone, env=site.env(), capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+        return done.stdout
+
+    said = lifecycle("setup", "codex")
+    assert "/hooks" in said and f"wrote {site.codex_home / 'hooks.json'}" in said, said
+    lifecycle("setup", "claude")
+
+    # Trust our user-scope hooks as Codex's /hooks files it: tables appended to config.toml.
+    listing = codex_rpc(codex, site.env(), clone, "hooks/list", {"cwds": [str(clone)]})["data"][0]
+    ours = [hook for hook in listing["hooks"] if hook["sourcePath"] == str(site.codex_home / "hooks.json")]
+    assert ours and all(hook["trustStatus"] == "untrusted" for hook in ours), listing
+    config = site.codex_home / "config.toml"
+    tables = [f"\n[hooks.state.{json.dumps(h['key'])}]\ntrusted_hash = {json.dumps(h['currentHash'])}\n" for h in ours]
+    config.write_text(config.read_text(encoding="utf-8") + "".join(tables), encoding="utf-8")
+
+    write_note(site.vault, "fact-setup-canary", f"setupterm: {CANARY} arrives through setup's server.")
+    rules = [
+        {"match": "Recall", "reply": {"tool": "exec_command", "input": {"cmd": "sleep 8"}}},
+        {"match": "function_call_output", "reply": {"tool": "recall", "namespace": "mcp__continuity",
+                                                    "input": {"terms": "setupterm"}}},
+        {"match": "function_call_output", "reply": {"text": "Recalled."}},
+    ]  # fmt: skip
+    run = site.run(clone, [str(codex), "exec", "Recall what the vault says."], rules)
+    assert run.returncode == 0 and run.requests, run.describe()
+    assert occurrences(run.requests[0], opening("SessionStart")) == 1, run.describe()
+    assert "mcp__continuity" in tool_names(run.requests[-1])
+    assert any(occurrences(body, CANARY) for body in run.requests[1:]), run.describe()
+
+    tool = "mcp__continuity__recall"
+    rules = [
+        {"match": "Recall", "reply": {"tool": tool, "input": {"terms": "setupterm"}}},
+        {"match": "tool_result", "reply": {"text": "Recalled."}},
+    ]
+    run = site.run(clone, [str(claude), "-p", "Recall what the vault says.", "--allowedTools", tool], rules)
+    assert run.returncode == 0 and run.requests, run.describe()
+    assert occurrences(run.requests[0], opening("SessionStart")) == 1, run.describe()
+    assert any(occurrences(body, CANARY) for body in run.requests[1:]), run.describe()
+
+    lifecycle("uninstall", "codex")
+    lifecycle("uninstall", "claude")
+    for path in files:
+        assert (path.read_bytes() if path.exists() else None) == before[path], f"{path.name} differs"
+    left = json.loads(claude_json.read_text(encoding="utf-8")) if claude_json.exists() else {}
+    assert "continuity" not in json.dumps(left.get("mcpServers", {})), left.get("mcpServers")
