@@ -210,3 +210,32 @@ def test_a_block_without_its_end_marker_is_refused_in_one_line(home: Path) -> No
     done = lifecycle("uninstall", "codex")
     assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "no end marker" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["codex", "claude"])
+def test_project_scope_setup_and_uninstall_in_a_checkout(
+    home: Path, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Project scope writes the repository's files (relative script paths, `lifecycle mcp`) and takes them out."""
+    root = Path(__file__).resolve().parents[1]
+    repo = tmp_path / "checkout"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "src" / "continuity").mkdir(parents=True)
+    for script in ("agent-startup-context.py", "artifactctl.py"):
+        (repo / "scripts" / script).write_bytes((root / "scripts" / script).read_bytes())
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / instructions.FILE_NAME[name]).write_text("# This repository's rules\n\nRun the tests.\n")
+    monkeypatch.chdir(repo)
+    files = [repo / rel for rel in (".codex/hooks.json", ".codex/config.toml", ".claude/settings.json", ".mcp.json")]
+    files += [repo / "AGENTS.md", repo / "CLAUDE.md", *_places(home).values()]
+    before = snapshot({str(p): p for p in files})
+    done = lifecycle("setup", name, "--scope", "project", "--json")
+    assert done.returncode == 0, done.stderr
+    changed = {c["path"] for c in json.loads(done.stdout)["changes"] if c["changed"]}
+    hooks = repo / (".codex/hooks.json" if name == "codex" else ".claude/settings.json")
+    server = repo / (".codex/config.toml" if name == "codex" else ".mcp.json")
+    assert changed == {str(hooks), str(server), str(repo / instructions.FILE_NAME[name])}
+    assert "scripts/agent-startup-context.py" in hooks.read_text() and str(repo) not in hooks.read_text()
+    assert lifecycle("setup", name, "--scope", "user").stdout.count("Nothing changed") == 1  # never twice
+    assert lifecycle("uninstall", name, "--scope", "project").returncode == 0
+    assert snapshot({str(p): p for p in files}) == before
