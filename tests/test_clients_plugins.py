@@ -264,3 +264,37 @@ def test_setup_for_both_clients_delivers_the_brief_and_the_tools_and_uninstall_g
         assert (path.read_bytes() if path.exists() else None) == before[path], f"{path.name} differs"
     left = json.loads(claude_json.read_text(encoding="utf-8")) if claude_json.exists() else {}
     assert "continuity" not in json.dumps(left.get("mcpServers", {})), left.get("mcpServers")
+
+
+def test_a_plugin_installed_after_setup_stays_quiet_and_the_brief_arrives_once(
+    tmp_path: Path, installation: Path
+) -> None:
+    """Setup first, then each plugin (its hooks trusted in Codex too): one brief per session, from setup's
+    handlers; the plugin's runner only tells the person (a `systemMessage`)."""
+    site = PluginSite(tmp_path / "site", installation)
+    codex, claude = install(CODEX), install(CLAUDE_NEWEST)
+    clone = site.project_without_hooks("both")
+    site.trust_codex(codex, clone, hooks=False)
+    for name in ("codex", "claude"):
+        done = subprocess.run(["lifecycle", "setup", name], cwd=clone, env=site.env(), capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    site.client(clone, str(codex), "plugin", "marketplace", "add", str(clone))
+    site.client(clone, str(codex), "plugin", "add", "continuity@continuity")
+    site.client(clone, str(claude), "plugin", "marketplace", "add", str(clone))
+    site.client(clone, str(claude), "plugin", "install", "continuity@continuity")
+
+    listing = codex_rpc(codex, site.env(), clone, "hooks/list", {"cwds": [str(clone)]})["data"][0]
+    config = site.codex_home / "config.toml"
+    trusted = [(h["key"], h["currentHash"].partition("/")[0]) for h in listing["hooks"]]
+    assert any(key.startswith("continuity@continuity:") for key, _ in trusted)
+    assert any(key.startswith(str(site.codex_home)) for key, _ in trusted)
+    tables = [f"\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = {json.dumps(digest)}\n" for key, digest in trusted]
+    config.write_text(config.read_text(encoding="utf-8") + "".join(tables), encoding="utf-8")
+
+    run = site.run(clone, [str(codex), "exec", "Say hello."], [])
+    assert run.returncode == 0 and run.requests, run.describe()
+    assert occurrences(run.requests[0], "<private-memory event=") == 1, run.describe()
+    run = site.run(clone, [str(claude), "-p", "Say hello."], [])
+    assert run.returncode == 0 and run.requests, run.describe()
+    assert occurrences(run.requests[0], "<private-memory event=") == 1, run.describe()

@@ -147,8 +147,13 @@ def test_the_plugin_stays_quiet_when_setup_already_serves_the_harness(
     handler = {"type": "command", "command": "python3 /x/agent-startup-context.py 00 --hook"}
     registered.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [handler]}]}}))
     prefix = _prefix(tmp_path, None)
-    done = run_hook(name, "SessionStart", tmp_path, f"{prefix / 'bin'}{os.pathsep}{_python_only(tmp_path)}")
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    path = f"{prefix / 'bin'}{os.pathsep}{_python_only(tmp_path)}"
+    done = run_hook(name, "SessionStart", tmp_path, path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    [key] = json.loads(done.stdout)  # for the person only: nothing for the model
+    assert key == "systemMessage" and f"lifecycle uninstall {name}" in json.loads(done.stdout)[key]
+    stop = run_hook(name, "Stop", tmp_path, path)
+    assert (stop.returncode, stop.stdout, stop.stderr) == (0, "", "")
 
 
 def test_a_changed_runner_gives_only_the_fixed_notice(tmp_path: Path) -> None:

@@ -195,6 +195,8 @@ def setup_command(
             f"again would give the model the brief twice. Nothing changed (remove that one first to switch)."
         )
         return
+    if result.installation and "warning" in result.installation:
+        warn(result.installation["warning"])
     verb = "would write" if dry_run else "wrote"
     for change in result.changes:
         state = f"{verb} {change.path}" if change.changed else f"{change.path} is already set up"

@@ -98,13 +98,17 @@ def _check(name: str, scope: str) -> None:
 
 
 def _hooks_target(name: str, scope: str, cwd: Path) -> tuple[Path, harness.Location | None, dict[str, str] | None]:
-    """(checkout whose scripts project scope runs, the user-scope location, the installation's description)."""
+    """(checkout whose scripts project scope runs, the user-scope location, the installation as JSON, with
+    `warning` set for an editable install, whose user-scope hooks depend on its checkout)."""
     from continuity.trust import installation, pin
 
     if scope == "project":
         return pin.find_checkout(cwd), None, None
     found = installation.find()
-    return found.scripts.parent, harness.Location(found.scripts, "user", found.python), found.to_json()
+    described = found.to_json()
+    if found.kind == installation.CHECKOUT_KIND:
+        described["warning"] = found.describe()
+    return found.scripts.parent, harness.Location(found.scripts, "user", found.python), described
 
 
 def _codex_config() -> Path:

@@ -10,8 +10,9 @@ SHA-256 is STARTUP_SCRIPT_SHA256 (written by `lifecycle hook pin` together with 
 hook command checks this file's own SHA-256 first, so the chain a person reviews is: command ->
 this file -> the installed script -> every module it loads (the script's own pin).
 
-It stays silent (exit 0, no output) when `lifecycle setup` or `lifecycle hooks install` already
-registered continuity's handlers for this harness: the model must get the brief once. With
+It injects nothing when `lifecycle setup` or `lifecycle hooks install` already registered
+continuity's handlers for this harness: the model must get the brief once. At session start it then
+says so to the person alone (`systemMessage`, which both clients show and neither gives the model). With
 `--notice` (the start events) it prints one line when it cannot run: `lifecycle` not on PATH, an
 installation without the packaged script (an editable install), or a script of another release
 (after an upgrade: update the plugin from the same release). Standard library only; no traceback.
@@ -26,6 +27,10 @@ STARTUP_SCRIPT_SHA256 = "2a5682d416e3f2878ada0f0ae0d9102c7467fb89a531339ecc866f2
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
+DUPLICATE = (
+    "continuity: `lifecycle setup` already registers the handlers for {harness}, so this plugin's hooks stay "
+    "quiet. Keep one: `lifecycle uninstall {harness}`, or remove the plugin."
+)
 
 
 def find_lifecycle() -> "str | None":
@@ -89,8 +94,10 @@ def main(argv: "list[str]") -> int:
     notice = "--notice" in argv
     args = [a for a in argv if a != "--notice"]
     harness = args[args.index("--harness") + 1] if "--harness" in args[:-1] else "codex"
-    if registered_elsewhere(harness):
-        return 0  # `lifecycle setup` (or `hooks install`) serves this harness: one brief, not two
+    if registered_elsewhere(harness):  # `lifecycle setup` (or `hooks install`) serves it: one brief, not two
+        if notice and b'"SessionStart"' in sys.stdin.buffer.read(1 << 20):
+            print(json.dumps({"systemMessage": DUPLICATE.format(harness=harness)}))
+        return 0
     lifecycle = find_lifecycle()
     if lifecycle is None:
         return say(notice, "continuity is not installed (no `lifecycle` on PATH); install it with pipx or uv.")
