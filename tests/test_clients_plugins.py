@@ -15,8 +15,11 @@ What the clients do with the plugins, as these tests pin it:
   sha256:<plugin files>`, and runs them only once `[hooks.state."<key>"] trusted_hash` holds the first
   (with both, it reports the hook `modified` and runs nothing). The hooks run in the session's folder
   with PLUGIN_ROOT, PLUGIN_DATA and their CLAUDE_-prefixed twins in the environment.
+  The plugin's server keeps its name: its tools reach the model as the namespace `mcp__continuity`.
 - Claude Code reads `.claude-plugin/marketplace.json` (`claude plugin marketplace add <folder>`,
-  `claude plugin install continuity@continuity`) and runs the plugin's hooks without a trust step.
+  `claude plugin install continuity@continuity`, which sets `enabledPlugins` in settings.json) and
+  runs the plugin's hooks without a trust step; the plugin's `recall` tool is
+  `mcp__plugin_continuity_continuity__recall`.
 """
 
 from __future__ import annotations
