@@ -230,13 +230,17 @@ def test_setup_for_both_clients_delivers_the_brief_and_the_tools_and_uninstall_g
     assert "/hooks" in said and f"wrote {site.codex_home / 'hooks.json'}" in said, said
     lifecycle("setup", "claude")
 
-    # Trust our user-scope hooks as Codex's /hooks files it: tables appended to config.toml.
+    # Trust our user-scope hooks with Codex's own configuration writer (`config/value/write`), which
+    # files them as `/hooks` does: `[hooks.state]`, then one `[hooks.state."<key>"]` table per hook.
     listing = codex_rpc(codex, site.env(), clone, "hooks/list", {"cwds": [str(clone)]})["data"][0]
     ours = [hook for hook in listing["hooks"] if hook["sourcePath"] == str(site.codex_home / "hooks.json")]
     assert ours and all(hook["trustStatus"] == "untrusted" for hook in ours), listing
-    config = site.codex_home / "config.toml"
-    tables = [f"\n[hooks.state.{json.dumps(h['key'])}]\ntrusted_hash = {json.dumps(h['currentHash'])}\n" for h in ours]
-    config.write_text(config.read_text(encoding="utf-8") + "".join(tables), encoding="utf-8")
+    for hook in ours:
+        edit = {"keyPath": f"hooks.state.{json.dumps(hook['key'])}.trusted_hash", "value": hook["currentHash"],
+                "mergeStrategy": "replace"}  # fmt: skip
+        assert codex_rpc(codex, site.env(), clone, "config/value/write", edit)["status"] == "ok"
+    trusted = codex_rpc(codex, site.env(), clone, "hooks/list", {"cwds": [str(clone)]})["data"][0]["hooks"]
+    assert {h["trustStatus"] for h in trusted if h["key"] in {o["key"] for o in ours}} == {"trusted"}
 
     write_note(site.vault, "fact-setup-canary", f"setupterm: {CANARY} arrives through setup's server.")
     rules = [

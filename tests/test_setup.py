@@ -88,8 +88,11 @@ def snapshot(files: dict[str, Path]) -> dict[str, bytes | None]:
 
 
 def trust_like_codex(config: Path, keys: list[str]) -> None:
-    """Append `[hooks.state."<key>"]` tables as Codex does when the person trusts hooks in /hooks."""
+    """Add `[hooks.state."<key>"]` tables as Codex's configuration writer does (seen with `codex app-server`'s
+    `config/value/write`, tests/test_clients_plugins.py): an explicit `[hooks.state]` first, blank lines between."""
     text = config.read_text(encoding="utf-8") if config.exists() else ""
+    if "[hooks.state]" not in text:
+        text += "\n[hooks.state]\n"
     for key in keys:
         text += f'\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = "sha256:{"ab" * 32}"\n'
     config.write_text(text, encoding="utf-8")
@@ -117,11 +120,12 @@ def test_setup_then_uninstall_leaves_every_file_byte_identical(home: Path, name:
     if name == "codex":
         assert "Codex runs a new or changed hook only after you trust it" in " ".join(report["next_steps"])
         ours = [f"{hooks_file}:{event}:{g}:{h}" for event, g, h in undo.our_positions(doc)]
-        someone_else = f"{home}/elsewhere/hooks.json:stop:0:0"
-        trust_like_codex(files["codex/config.toml"], [*ours, someone_else])
-        before["codex/config.toml"] = (before["codex/config.toml"] or b"") + (
-            f'\n[hooks.state.{json.dumps(someone_else)}]\ntrusted_hash = "sha256:{"ab" * 32}"\n'.encode()
-        )
+        # Someone else's trusted hook stays trusted; with only ours, Codex's `[hooks.state]` goes too.
+        others = [f"{home}/elsewhere/hooks.json:stop:0:0"] if case == "unrelated content" else []
+        trust_like_codex(files["codex/config.toml"], [*ours, *others])
+        for key in others:
+            entry = f'\n[hooks.state]\n\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = "sha256:{"ab" * 32}"\n'
+            before["codex/config.toml"] = (before["codex/config.toml"] or b"") + entry.encode()
 
     again = lifecycle("setup", name)
     assert again.returncode == 0 and "nothing changed" in again.stdout, again.stdout

@@ -166,9 +166,15 @@ def setup(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Result:
             "table_added": ("mcp_servers" if name == "codex" else "mcpServers")
             not in _top_keys(server.path, toml=name == "codex"),
         },
-        "trust": {"path": str(_codex_config()), "had_hooks_table": "hooks" in _top_keys(_codex_config(), toml=True)},
         "instructions": {"path": str(pointer.path), "created": pointer.before is None, "lead": pointer.lead},
     }
+    if name == harness.CODEX:  # Codex files its trust of our hooks in the user's config.toml, after setup
+        trust_file = _codex_config()
+        facts["trust"] = {
+            "path": str(trust_file),
+            "had_hooks_table": "hooks" in _top_keys(trust_file, toml=True),
+            "created": not trust_file.exists(),
+        }
     for part, fact in facts.items():
         if files.get(part, {}).get("path") != fact["path"]:
             files[part] = fact  # a first setup of this file: its facts; later runs keep them
@@ -241,7 +247,9 @@ def uninstall(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Res
     if name == harness.CODEX and keys:
         keep = bool(files.get("trust", {}).get("had_hooks_table", True))
         path, trust_before, trust_after = undo.codex_trust_without(keys, keep_tables=keep)
-        result.changes.append(Change("trust", path, trust_before != trust_after))
+        if trust_after is not None and not trust_after.strip() and files.get("trust", {}).get("created"):
+            trust_after = None  # setup created the file; with our trust gone nothing of anyone's is left
+        result.changes.append(Change("trust", path, trust_before != trust_after, trust_after is None))
         if not dry_run and trust_before != trust_after:
             undo.write_text(path, trust_after, True)
     if not dry_run:

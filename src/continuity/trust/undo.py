@@ -159,6 +159,10 @@ def codex_trust_without(keys: list[str], *, keep_tables: bool) -> tuple[Path, st
     present = [key for key in keys if key in state]
     by_lines = _without_tables(text or "", {f"[hooks.state.{json.dumps(key)}]" for key in present})
     if by_lines is not None and not _trust_left(by_lines, present):
+        if not keep_tables:  # Codex writes an explicit, empty `[hooks.state]` above the entries
+            for header, inner in (("[hooks.state]", ("hooks", "state")), ("[hooks]", ("hooks",))):
+                emptied = _without_tables(by_lines, {header}) if _is_empty(by_lines, inner) else None
+                by_lines = by_lines if emptied is None else emptied
         return path, text, by_lines
     for key in keys:
         if key in state:
@@ -187,6 +191,14 @@ def _trust_left(text: str, keys: list[str]) -> bool:
     hooks = doc.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
     return isinstance(state, dict) and any(key in state for key in keys)
+
+
+def _is_empty(text: str, keys: tuple[str, ...]) -> bool:
+    """True when the table at `keys` exists in `text` and holds nothing."""
+    value: Any = _toml_or_none(text)
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value == {}
 
 
 def _server_left(text: str) -> bool:
