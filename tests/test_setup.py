@@ -12,10 +12,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.trust import harness, instructions, mcpconfig, plugin, undo
 
@@ -243,3 +245,75 @@ def test_project_scope_setup_and_uninstall_in_a_checkout(
     assert lifecycle("setup", name, "--scope", "user").stdout.count("Nothing changed") == 1  # never twice
     assert lifecycle("uninstall", name, "--scope", "project").returncode == 0
     assert snapshot({str(p): p for p in files}) == before
+
+
+# --- generatively: whatever the person's files hold, setup then uninstall gives back their bytes ----------
+
+_WORD = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12)
+_KEY = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(lambda k: k not in ("hooks", "mcp_servers"))
+_JSON_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | _WORD, lambda inner: st.lists(inner, max_size=3), max_leaves=6
+)
+
+
+@st.composite
+def toml_texts(draw: st.DrawFn) -> str:
+    """Comments, top-level keys and tables, as a person writes them (with or without a final newline)."""
+    lines = [f"# {draw(_WORD)}".replace("\n", " ") for _ in range(draw(st.integers(0, 2)))]
+    lines += [
+        f"{key} = {json.dumps(draw(_WORD), ensure_ascii=False)}"
+        for key in draw(st.lists(_KEY, max_size=3, unique=True))
+    ]
+    for table in draw(st.lists(_KEY, max_size=2, unique=True)):
+        lines += ["", f"[t_{table}]", f"value = {draw(st.integers(-5, 5))}  # {draw(_WORD)}".replace("\n", " ")]
+    text = "\n".join(lines)
+    return text + ("\n" if text and draw(st.booleans()) else "")
+
+
+@st.composite
+def json_texts(draw: st.DrawFn, shape: str = "any") -> str:
+    """A JSON object file; shape "codex-hooks" keeps to what Codex accepts in hooks.json."""
+    doc: dict[str, Any] = {}
+    if shape != "codex-hooks":
+        doc = draw(st.dictionaries(_KEY.filter(lambda k: k != "description"), _JSON_VALUE, max_size=4))
+    if shape != "any" and draw(st.booleans()):
+        doc["description"] = draw(_WORD)
+    if shape != "any" and draw(st.booleans()):
+        doc["hooks"] = {"Stop": [{"hooks": [OTHER_HOOK]}]}
+    indent = draw(st.sampled_from([2, 4, "\t"]))
+    return json.dumps(doc, indent=indent, ensure_ascii=False) + ("\n" if draw(st.booleans()) else "")
+
+
+_MARKDOWN = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80).filter(
+    lambda t: "<!--" not in t
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["codex", "claude"]), data=st.data(), pointer=_MARKDOWN,
+       present=st.lists(st.booleans(), min_size=3, max_size=3))  # fmt: skip
+def test_any_existing_files_come_back_byte_for_byte(
+    home: Path, monkeypatch: pytest.MonkeyPatch, name: str, data: st.DataObject, pointer: str, present: list[bool]
+) -> None:
+    from continuity.trust import setup
+
+    hooks = data.draw(json_texts("codex-hooks" if name == "codex" else "claude-settings"))
+    server = data.draw(toml_texts() if name == "codex" else json_texts())
+
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        for variable, sub in (("CODEX_HOME", "codex"), ("CLAUDE_CONFIG_DIR", "claude"), ("XDG_STATE_HOME", "state")):
+            monkeypatch.setenv(variable, str(base / sub))
+        files = {
+            harness.user_config_path(name): hooks,
+            mcpconfig.user_config_path(name): server,
+            instructions.user_path(name): pointer,
+        }
+        for (path, text), keep in zip(files.items(), present, strict=True):
+            if keep:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(text.encode("utf-8"))
+        before = {path: path.read_bytes() if path.exists() else None for path in files}
+        assert setup.setup(name, "user", Path.cwd()).changed
+        assert setup.uninstall(name, "user", Path.cwd()).changed
+        assert {path: path.read_bytes() if path.exists() else None for path in files} == before

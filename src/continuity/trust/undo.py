@@ -96,6 +96,8 @@ def inserted(before: str, after: str) -> list[str] | None:
     """The runs of lines `after` adds to `before`, when adding lines is all it does (else None)."""
     import difflib
 
+    if after.startswith(before):  # appended (a last line without its newline gets one: that is ours too)
+        return [after[len(before) :]]
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     chunks = []
     for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
@@ -108,10 +110,11 @@ def inserted(before: str, after: str) -> list[str] | None:
 
 
 def without_chunks(text: str, chunks: list[str]) -> str | None:
-    """`text` without each chunk, each found exactly once at a line start; None when one is not."""
+    """`text` without each chunk, each found exactly once where a line starts (or starting one); else None."""
     for chunk in chunks:
         at = text.find(chunk)
-        if not chunk or at < 0 or text.find(chunk, at + 1) >= 0 or (at and text[at - 1] != "\n"):
+        starts_line = at == 0 or text[at - 1] == "\n" or chunk.startswith("\n")
+        if not chunk or at < 0 or text.find(chunk, at + 1) >= 0 or not starts_line:
             return None
         text = text[:at] + text[at + len(chunk) :]
     return text
