@@ -201,7 +201,7 @@ def _is_empty(text: str, keys: tuple[str, ...]) -> bool:
     value: Any = _toml_or_none(text)
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
-    return value == {}
+    return isinstance(value, dict) and not value
 
 
 def _server_left(text: str) -> bool:
