@@ -24,6 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_RESTORED = "Private memory was not restored"
 
 
+@pytest.fixture(autouse=True)
+def harness_homes(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner reads the harnesses' user files: these tests' own, never the caller's."""
+    monkeypatch.setenv("CODEX_HOME", str(isolated_home / ".codex"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(isolated_home / ".claude"))
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -137,11 +144,7 @@ def test_the_installed_package_runs_its_startup_script(
 
 
 @pytest.mark.parametrize("name", ["codex", "claude"])
-def test_the_plugin_stays_quiet_when_setup_already_serves_the_harness(
-    name: str, tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CODEX_HOME", str(isolated_home / ".codex"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(isolated_home / ".claude"))
+def test_the_plugin_stays_quiet_when_setup_already_serves_the_harness(name: str, tmp_path: Path) -> None:
     registered = harness.user_config_path(name)
     registered.parent.mkdir(parents=True)
     handler = {"type": "command", "command": "python3 /x/agent-startup-context.py 00 --hook"}
