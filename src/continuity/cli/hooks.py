@@ -1,4 +1,6 @@
-"""`lifecycle hook pin [--check]`, `lifecycle hooks install`, `lifecycle hooks show`.
+"""`lifecycle hook pin [--check]`, `lifecycle hooks install`, `lifecycle hooks show`, and `lifecycle setup`
+and `lifecycle uninstall`, which register (and remove) the hooks, the MCP server and the instruction pointer
+of one harness in one step (`trust.setup`).
 
 User-scope hooks serve every repository, so `hooks install --scope user` points them at the running
 installation (`trust.installation`): a package installation's own copy of the scripts, with its real
@@ -169,6 +171,67 @@ def _handler_lines(handlers: list[registered.Handler]) -> list[str]:
     return lines
 
 
+HarnessArgument = Annotated[Harness, typer.Argument(help="Which harness: codex or claude.", show_default=False)]
+ScopeOption = Annotated[
+    Scope, typer.Option(help="user: your harness settings, for any repository; project: this checkout.")
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Say what would change; change nothing.")]
+
+
+def setup_command(
+    harness_name: HarnessArgument, scope: ScopeOption = Scope.user, dry_run: DryRunOption = False,
+    json_out: JsonOption = False,
+) -> None:  # fmt: skip
+    """Register the hooks, the MCP server and a pointer in AGENTS.md / CLAUDE.md for one harness (idempotent)."""
+    from continuity.trust import setup
+
+    result = setup.setup(harness_name.value, scope.value, Path.cwd(), dry_run=dry_run)
+    if json_out:
+        emit_json(result.to_json())
+        return
+    if result.served_by is not None:
+        emit(
+            f"{harness_name.value} already gets continuity's handlers from {result.served_by}; setting them up "
+            f"again would give the model the brief twice. Nothing changed (remove that one first to switch)."
+        )
+        return
+    if result.installation and "warning" in result.installation:
+        warn(result.installation["warning"])
+    verb = "would write" if dry_run else "wrote"
+    for change in result.changes:
+        state = f"{verb} {change.path}" if change.changed else f"{change.path} is already set up"
+        emit(f"{change.part}: {state}")
+    if not result.changed:
+        emit("nothing changed")
+    for line in result.next_steps:
+        emit(f"next: {line}")
+
+
+def uninstall_command(
+    harness_name: HarnessArgument, scope: ScopeOption = Scope.user, dry_run: DryRunOption = False,
+    json_out: JsonOption = False,
+) -> None:  # fmt: skip
+    """Remove what 'lifecycle setup' wrote for one harness (and Codex's trust of those hooks); nothing else."""
+    from continuity.trust import setup
+
+    result = setup.uninstall(harness_name.value, scope.value, Path.cwd(), dry_run=dry_run)
+    if json_out:
+        emit_json(result.to_json())
+        return
+    for change in result.changes:
+        if change.changed:
+            verb = (
+                ("would remove" if dry_run else "removed")
+                if change.removed
+                else ("would edit" if dry_run else "took continuity's part out of")
+            )
+            emit(f"{change.part}: {verb} {change.path}")
+    if not result.changed:
+        emit(f"nothing of continuity's is set up for {harness_name.value} at {scope.value} scope; nothing changed")
+
+
 def register(app: typer.Typer) -> None:
+    app.command("setup")(setup_command)
+    app.command("uninstall")(uninstall_command)
     app.add_typer(hook_app, name="hook")
     app.add_typer(hooks_app, name="hooks")

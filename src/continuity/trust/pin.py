@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuity.errors import InputRejected, UsageError
-from continuity.trust import harness, hookcommand
+from continuity.trust import harness, hookcommand, plugin
 
 SCRIPT_REL = harness.SCRIPT_REL
 PACKAGE = "continuity"
@@ -215,6 +215,7 @@ def pin(checkout: Path) -> PinResult:
         result = harness.install(name, "project", checkout, both=True)  # keeps the checkout's file current
         if result.changed:
             changed.append(str(result.path.relative_to(checkout)))
+    changed += plugin.write(checkout)  # the plugins' runner pins the script's new digest
     return PinResult(checkout, sha256_bytes(script.read_bytes()), count, changed)
 
 
@@ -267,6 +268,7 @@ def problems(checkout: Path) -> list[str]:
         if result.changed:
             rel = result.path.relative_to(checkout)
             found.append(f"{rel} does not hold the current pinned commands")
+    found += plugin.problems(checkout)
     return found + user_problems(checkout / "scripts")
 
 
