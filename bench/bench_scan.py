@@ -16,7 +16,7 @@ one clean note (the cost a pre-commit run pays at least), and on a generated vau
 of about 1 KiB each, clean, and with one note in ten holding a secret (`--json`, so that the report
 itself is part of the cost).
 
-Benchmarks never assert a time; the targets are in the README.
+Benchmarks never assert a time; the targets are in docs/speed.md.
 """
 
 from __future__ import annotations

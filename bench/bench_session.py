@@ -18,7 +18,7 @@ noisy moment of this shared machine weighs on both sides of a pair alike:
   also the very first run in a new virtual environment made with `pip install -e` of the copy;
 * `lifecycle render` from a warm cache and `lifecycle --help` (plain typer).
 
-Benchmarks never assert a time; the targets are in the README.
+Benchmarks never assert a time; the targets are in docs/speed.md.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@
 Measures, as a person waits for them (the real `lifecycle sync` command line, a fresh process each
 time): a sync with nothing to do (target at most 1 s), and a sync that commits and pushes `--notes`
 changed notes (target at most 10 s for 1,000), each paired with `python3 -I -S -c pass` in the same
-run. Prints medians and the median of pairwise ratios. Never asserts a time; the targets are in the
-README.
+run. Prints medians and the median of pairwise ratios. Never asserts a time; the targets are in
+docs/sync.md.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ over 5,000 notes, what a version manager's shim in front of `python3` adds to ea
 server's start and recall through it, and `bench_sync.py`: `lifecycle sync` against a local remote);
 `--quick` runs those on smaller sizes. Each prints medians (and ratios to the bare interpreter where a
 person waits). Benchmarks never assert a time; the targets
-are in the README.
+are in docs/speed.md.
 """
 
 from __future__ import annotations

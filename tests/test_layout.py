@@ -1,5 +1,5 @@
 """The package's shape: no import cycle, each package keeps the rule its docstring states, modules stay
-small, folders stay few, and the README's tree names exactly the packages there are.
+small, folders stay few, and docs/layout.md's tree names exactly the packages there are.
 
 Imports are read from the source with `ast`, lazy ones inside functions included and `if
 TYPE_CHECKING:` blocks left out, so what is checked is what can run.
@@ -15,7 +15,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "continuity"
-README = SRC.parent / "README.md"
+LAYOUT_DOC = SRC.parent / "docs" / "layout.md"
 MAX_MODULE_LINES = 400
 MAX_MODULES_PER_FOLDER = 15
 
@@ -156,9 +156,8 @@ def test_no_module_is_too_long_and_no_folder_too_full() -> None:
     assert not full, f"folders with more than {MAX_MODULES_PER_FOLDER} modules: {full}"
 
 
-def test_the_readme_tree_names_every_package() -> None:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## How the code is laid out", 1)[1].split("\n## ", 1)[0]
+def test_the_layout_tree_names_every_package() -> None:
+    section = LAYOUT_DOC.read_text(encoding="utf-8")
     named = set(re.findall(r"^\s+(\w+)/\s", section, re.M)) - {"continuity"}
     assert named == {p.name for p in packages()}
     for module in ("errors", "limits", "ids", "safeio"):

@@ -50,8 +50,8 @@ def test_bad_durations_are_usage_errors(text: str) -> None:
 
 def test_the_maximum_duration_is_the_limit() -> None:
     days = limits.LEASE_MAX_TTL_SECONDS // 86400
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert f"at most {days} days (`LEASE_MAX_TTL_SECONDS`)" in readme
+    leases_doc = (Path(__file__).resolve().parents[1] / "docs" / "leases.md").read_text(encoding="utf-8")
+    assert f"at most {days} days (`LEASE_MAX_TTL_SECONDS`)" in leases_doc
     assert lease.parse_duration(f"{days}d") == limits.LEASE_MAX_TTL_SECONDS
     with pytest.raises(UsageError, match=f"maximum of {days}d"):
         lease.parse_duration(f"{days}d1s")

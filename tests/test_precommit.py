@@ -1,7 +1,7 @@
 """`.pre-commit-hooks.yaml`: the hook a vault kept in Git runs, checked by pre-commit itself.
 
 The manifest is validated against pre-commit's own schema (every key one it documents, the values it
-accepts), the README's example configuration is loaded as pre-commit loads a config, and one test runs
+accepts), docs/scan.md's example configuration is loaded as pre-commit loads a config, and one test runs
 `pre-commit try-repo` for real: pre-commit builds its own virtual environment from a committed copy of
 this checkout (about ten seconds, once) and runs the hook on a vault's staged notes.
 """
@@ -25,7 +25,7 @@ from continuity.errors import EXIT_REJECTED
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
-README = ROOT / "README.md"
+SCAN_DOC = ROOT / "docs" / "scan.md"
 HOOK_ID = "continuity-scan"
 TOKEN = checksummed(random.Random(11), j("gh", "p_"))
 
@@ -41,10 +41,10 @@ def test_the_manifest_uses_only_keys_pre_commit_documents() -> None:
 
 
 def readme_example() -> str:
-    """The `.pre-commit-config.yaml` the README shows a vault's repository."""
-    text = README.read_text()
+    """The `.pre-commit-config.yaml` docs/scan.md shows a vault's repository."""
+    text = SCAN_DOC.read_text()
     found = re.search(r"```yaml\n(# \.pre-commit-config\.yaml.*?)```", text, re.DOTALL)
-    assert found, "README.md shows no .pre-commit-config.yaml example"
+    assert found, "docs/scan.md shows no .pre-commit-config.yaml example"
     return found.group(1)
 
 
