@@ -58,7 +58,7 @@ PINNED_MODULES = {
     "continuity/brief/record.py": "4135de7d34fba9ab7a96092bc1d0b0f90af2038a9ca641f598bd2ca9b0e9275d",
     "continuity/brief/render.py": "3522b2f73bc207aba568e4b9f9981a54035b6b5a7f976506e45a9d5bcda1793a",
     "continuity/brief/sources.py": "7e60650e2cf689b4244ffda38a003f64174b00eeac59801b9da4f6dfc4118e7e",
-    "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
+    "continuity/errors.py": "8a5201047289e3b29f34cd1341797f1087b3c650a450471a04a5a60c9694498a",
     "continuity/gate/__init__.py": "3c6e833f9dd1b84c3e87dda48f5129a33eaf045affb3012fb0ab4372c1bcb44c",
     "continuity/gate/assignments.py": "34527a414849b836a1e413fe99be66725393b30285ba3a358ade8df0ee9ea7d5",
     "continuity/gate/context.py": "5666e84ab0f827da817ce753340010e8fd37b5c547957217fa85f2d5297212b0",

@@ -37,7 +37,8 @@ def failure(exc: Exception, label: str) -> tuple[str, int]:
     """The error line and exit code for a failure that is not a usage error of click's."""
     _trace()
     if isinstance(exc, ContinuityError):
-        return f"{label}: error: {one_line(str(exc))}", exc.exit_code
+        advice = f"; {exc.advice}" if exc.advice else ""  # the person's, never the model's (errors.py)
+        return f"{label}: error: {one_line(str(exc) + advice)}", exc.exit_code
     if isinstance(exc, OSError):
         name = os.path.basename(str(exc.filename)) if exc.filename else ""
         where = f": {name}" if name else ""
