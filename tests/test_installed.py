@@ -73,9 +73,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"python": python, "package": site / "continuity"}
 
 
-def run_installed(
-    installed: dict[str, Path], cwd: Path, *args: str, **env: str
-) -> subprocess.CompletedProcess[str]:
+def run_installed(installed: dict[str, Path], cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     code = "from continuity.cli import main; main()"
     return subprocess.run(
         [str(installed["python"]), "-c", code, *args],

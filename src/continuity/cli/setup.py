@@ -223,6 +223,11 @@ def sync(
     elif not quiet:
         for line in _text(result):
             emit(line)
+    for overlap in result.under_lease:  # on stderr, so the hourly entry (--quiet) mails it too
+        warn(
+            f"lifecycle: warning: {overlap.describe()}; it was pushed and nothing is lost: 'lifecycle doctor' "
+            "reports it on every computer until you review it ('lifecycle lease overlaps')"
+        )
     for item in result.held:
         warn(f"lifecycle: held back: {item.message()}")
     if result.held:

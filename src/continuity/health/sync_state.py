@@ -29,16 +29,27 @@ _ADVICE = {
 }
 
 
+OVERLAP_ADVICE = (
+    "check that the two computers' work fits together, then run 'lifecycle lease overlaps --reviewed' "
+    "(and 'lifecycle sync') so every computer stops reporting it"
+)
+
+
 def sync_checks(ctx: Context) -> list[Check]:
+    from continuity.store import overlaps
     from continuity.sync.state import describe
 
     seen = describe(ctx.root, ctx.conn.device)
     if seen.state == "not-git":
         return []
+    found = [
+        check("lease.overlap", "warn", f"{item.describe()}; {OVERLAP_ADVICE}")
+        for item in overlaps.open_overlaps(ctx.root)
+    ]
     level, advice = _ADVICE[seen.state]
     last = f"last sync {seen.last_sync}" if seen.last_sync else "never synced from this computer"
     counts = f"{seen.ahead} ahead, {seen.behind} behind"
-    found = [check("sync", level, f"git vault {seen.state} ({counts}; {last}): {advice}")]
+    found.insert(0, check("sync", level, f"git vault {seen.state} ({counts}; {last}): {advice}"))
     if seen.last_sync and level == "ok":
         then = dt.datetime.strptime(seen.last_sync, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
         now = ctx.now or dt.datetime.now(dt.timezone.utc)

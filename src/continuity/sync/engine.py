@@ -28,8 +28,8 @@ from typing import Any
 
 from continuity import limits
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
-from continuity.store import atomic, lease
-from continuity.sync import commit, recovery, remote, state
+from continuity.store import atomic, lease, overlaps
+from continuity.sync import commit, recovery, remote, state, underlease
 from continuity.sync.combine import Conflict, combine
 from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault
 from continuity.sync.recovery import checkout
@@ -87,6 +87,7 @@ class SyncResult:
     recovered: tuple[str, ...]
     offline: str | None = None
     privacy: str | None = None  # for `--remote`: private | local | unknown
+    under_lease: tuple[overlaps.Overlap, ...] = ()  # writes this push carries that another's lease covered
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +105,7 @@ class SyncResult:
             "recovered": list(self.recovered),
             "offline": self.offline,
             "privacy": self.privacy,
+            "under_lease": [item.to_json() for item in self.under_lease],
         }
 
 
@@ -117,6 +119,7 @@ class _Run:
     only: set[str] | None
     recovered: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+    under_lease: list[overlaps.Overlap] = field(default_factory=list)
 
 
 def remote_url(git: Git) -> str:
@@ -235,10 +238,10 @@ def sync(
         return _sync_locked(run, after_integrate)
 
 
-def _commit(run: _Run) -> tuple[str | None, commit.Staged]:
+def _commit(run: _Run, only: set[str] | None = None) -> tuple[str | None, commit.Staged]:
     git = run.git
     head = git.rev(HEAD_REF)
-    staged = commit.stage(git, run.only)
+    staged = commit.stage(git, run.only if only is None else only)
     if not staged.staged and not staged.removed:
         return None, staged  # the index is the last commit's (held files were given back their committed state)
     journal_changed = access.journal(git.device) in staged.staged
@@ -266,8 +269,10 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         run.conflicts.extend(combined.conflicts)
         if combined.commit and combined.commit != head:
             checkout(git, head, combined.commit, run.now)
-        if after_integrate is not None and after_integrate(git):
-            extra, more = _commit(run)
+        found, recorded = underlease.check(git, theirs)
+        run.under_lease[:] = found
+        if (after_integrate is not None and after_integrate(git)) or recorded:
+            extra, more = _commit(run, None if run.only is None else run.only | {overlaps.record_rel(git.device)})
             made = extra or made
             staged = commit.Staged(staged.staged + more.staged, staged.removed + more.removed, more.held)
         head = git.rev(HEAD_REF)
@@ -324,6 +329,7 @@ def _result(
         attempts,
         tuple(run.recovered),
         offline,
+        under_lease=tuple(run.under_lease),
     )
 
 

@@ -1,0 +1,155 @@
+"""A person's first hour with two computers and a private Git vault, driven as they would drive it.
+
+Two homes stand for the two computers (each its own HOME and XDG folders), each with its own clone of
+one repository and its own copy of the vault, and a bare repository in tmp_path stands for the private
+remote. Every step runs the real `lifecycle` command in a subprocess, with real git.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import git
+from hookkit import LIFECYCLE, hook_env
+
+HANDOFF = """## Goal and status
+
+Port the exporter to the new storage API; the reader half is done.
+
+## Completed work
+
+- src/export/reader.py moved to the new API; `pytest tests/test_reader.py` passes.
+
+## Risks and decisions
+
+- Keep the old CSV column order: downstream scripts depend on it.
+
+## Next actions
+
+1. Port src/export/writer.py to the new API.
+"""
+
+
+@dataclass
+class Computer:
+    """One computer: its home, its clone of the project and its copy of the vault."""
+
+    name: str
+    env: dict[str, str]
+    clone: Path
+    vault: Path
+
+    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(LIFECYCLE), *args],
+            cwd=self.clone,
+            env=hook_env(**self.env),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def ok(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        done = self.run(*args, stdin=stdin)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+        return done
+
+    def doctor(self) -> dict[str, list[str]]:
+        """Doctor's checks by id (each id's messages)."""
+        report = json.loads(self.run("doctor", "--json").stdout)
+        found: dict[str, list[str]] = {}
+        for item in report["checks"]:
+            found.setdefault(item["id"], []).append(f"{item['level']}: {item['message']}")
+        return found
+
+
+def _home(tmp_path: Path, name: str) -> dict[str, str]:
+    home = tmp_path / name / "home"
+    home.mkdir(parents=True)
+    env = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}
+    for key, sub in (
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+    ):
+        env[key] = str(home / sub)
+    return env
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Computer, Computer]:
+    """The bare remote, computer A (made the vault, pushed it) and computer B (cloned it, synced)."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q", "-b", "main")
+    (origin / "README.md").write_text("app\n")
+    git(origin, "add", "README.md")
+    git(origin, "commit", "-q", "-m", "first")
+    remote = tmp_path / "vault.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    made = []
+    for name in ("a", "b"):
+        clone = tmp_path / name / "work" / "app"
+        git(tmp_path, "clone", "-q", str(origin), str(clone))
+        made.append(Computer(name, _home(tmp_path, name), clone, tmp_path / name / "agent-vault"))
+    a, b = made
+    a.ok("init", "--vault", str(a.vault), "--new", "--device", "dev-a")
+    a.ok("sync", "--remote", str(remote))
+    b.ok("init", "--vault", str(b.vault), "--clone", str(remote), "--device", "dev-b")
+    b.ok("sync")
+    a.ok("sync")
+    return remote, a, b
+
+
+def _remote_has(remote: Path, prefix: str) -> list[str]:
+    listed = git(remote, "ls-tree", "-r", "--name-only", "main")
+    return [line for line in listed.splitlines() if line.startswith(prefix)]
+
+
+def test_a_write_under_the_other_computers_lease_is_pushed_named_and_reported_until_reviewed(
+    pair: tuple[Path, Computer, Computer],
+) -> None:
+    remote, a, b = pair
+    a.ok("lease", "acquire", "--task", "exporter port")
+    # B has not synced since: it cannot see A's lease, so its write goes through on B.
+    b.ok("handoff", "new", "--title", "From B", "--from", "-", stdin=HANDOFF)
+    done = b.ok("sync")
+    assert "pushed" in done.stdout
+    assert "dev-b wrote handoff.new 20-state/handoffs/" in done.stderr
+    assert "while device dev-a held the writer lease (exporter port)" in done.stderr
+    assert "nothing is lost" in done.stderr
+    assert len(_remote_has(remote, "20-state/handoffs/")) == 1  # nothing lost: B's handoff reached the remote
+    assert any("dev-a held the writer lease" in m for m in b.doctor()["lease.overlap"])
+
+    a.ok("sync")
+    seen = a.doctor()["lease.overlap"]
+    assert len(seen) == 1 and seen[0].startswith("warn: device dev-b wrote handoff.new")
+    # Reported on both computers until the person reviews it, once, on either.
+    a.ok("sync")
+    assert "lease.overlap" in a.doctor()
+    listed = json.loads(a.ok("lease", "overlaps", "--json").stdout)["overlaps"]
+    assert [item["lease_device"] for item in listed] == ["dev-a"]
+    assert "marked 1 as reviewed" in a.ok("lease", "overlaps", "--reviewed").stdout
+    a.ok("sync")
+    assert "lease.overlap" not in a.doctor()
+    b.ok("sync")
+    assert "lease.overlap" not in b.doctor()
+    assert "waiting for review" in b.ok("lease", "overlaps").stdout
+
+
+def test_a_released_lease_reaches_the_remote_for_the_other_computer(pair: tuple[Path, Computer, Computer]) -> None:
+    _remote, a, b = pair
+    a.ok("lease", "acquire", "--task", "exporter port")
+    b.ok("sync")
+    assert b.run("lease", "acquire").returncode == 4  # A holds it, as the remote records
+    a.ok("lease", "release")
+    # B has not synced since A released; acquiring asks the remote first.
+    done = b.run("lease", "acquire", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["state"] == "held" and json.loads(done.stdout)["device"] == "dev-b"
