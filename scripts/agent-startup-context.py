@@ -58,7 +58,7 @@ PINNED_MODULES = {
     "continuity/brief/record.py": "4135de7d34fba9ab7a96092bc1d0b0f90af2038a9ca641f598bd2ca9b0e9275d",
     "continuity/brief/render.py": "3522b2f73bc207aba568e4b9f9981a54035b6b5a7f976506e45a9d5bcda1793a",
     "continuity/brief/sources.py": "7e60650e2cf689b4244ffda38a003f64174b00eeac59801b9da4f6dfc4118e7e",
-    "continuity/errors.py": "8a5201047289e3b29f34cd1341797f1087b3c650a450471a04a5a60c9694498a",
+    "continuity/errors.py": "e9ad89c97fe2f134aaa6ac2ddfbe5f5e33d16b58ef5983a5688da5c1e38e591c",
     "continuity/gate/__init__.py": "3c6e833f9dd1b84c3e87dda48f5129a33eaf045affb3012fb0ab4372c1bcb44c",
     "continuity/gate/assignments.py": "34527a414849b836a1e413fe99be66725393b30285ba3a358ade8df0ee9ea7d5",
     "continuity/gate/context.py": "5666e84ab0f827da817ce753340010e8fd37b5c547957217fa85f2d5297212b0",
@@ -100,7 +100,7 @@ PINNED_MODULES = {
     "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
     "continuity/vault/notes.py": "01b5439420bb11e12446ee10c78bf547005bb8c87d0fd97a38457eb00edd6784",
     "continuity/vault/placeholders.py": "b8d1c21b4e24d2cdb4700a4ff82f8b7450505bae9fba8b6aff2ab3a9ec074266",
-    "continuity/vault/scan.py": "4d6b77da9ec96dde5555f314e8630be5198e4de7410605996e1a0d32aa6f7024",
+    "continuity/vault/scan.py": "c294b215ed5646a662cb8a740cb3bc17dcbd0aea30d1c717f2e478c08ef4b491",
 }
 # END PINNED MODULES
 # What the warm path runs (a test checks that it is the import closure of continuity.hook.warm).

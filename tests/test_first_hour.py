@@ -8,6 +8,8 @@ remote. Every step runs the real `lifecycle` command in a subprocess, with real 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,3 +155,61 @@ def test_a_released_lease_reaches_the_remote_for_the_other_computer(pair: tuple[
     done = b.run("lease", "acquire", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["state"] == "held" and json.loads(done.stdout)["device"] == "dev-b"
+
+
+def _edit_brief(computer: Computer, rel: str, line: str) -> None:
+    path = computer.vault / rel
+    path.write_text(path.read_text().replace("## Brief\n", f"## Brief\n{line}\n", 1))
+
+
+def test_the_hourly_quiet_sync_still_reports_a_conflict_and_doctor_names_whose_copy(
+    pair: tuple[Path, Computer, Computer],
+) -> None:
+    _remote, a, b = pair
+    rel = "00-system/PREFERENCES.md"
+    _edit_brief(b, rel, "- Answer in British English.")
+    b.ok("sync")
+    _edit_brief(a, rel, "- Answer in American English.")
+    done = a.run("sync", "--quiet")
+    # Documented: exit 0 (synced, nothing lost), the conflict on stderr so that cron mails it.
+    assert done.returncode == 0 and done.stdout == ""
+    assert f"both computers changed {rel}" in done.stderr and ".sync-conflict-" in done.stderr
+    [copy] = [p for p in (a.vault / "00-system").iterdir() if ".sync-conflict-" in p.name]
+    assert "American" in copy.read_text() and "British" in (a.vault / rel).read_text()
+    [message] = a.doctor()["scan.conflicts"]
+    assert f"{copy.name} (lifecycle sync)" in message and "syncthing" not in message
+
+
+def test_ctrl_c_during_sync_says_what_state_it_left(pair: tuple[Path, Computer, Computer], tmp_path: Path) -> None:
+    remote, a, _b = pair
+    started = tmp_path / "push-started"
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ntouch {started}\nexec sleep 60\n")
+    hook.chmod(0o755)
+    _edit_brief(a, "00-system/PREFERENCES.md", "- Prefer small commits.")
+    proc = subprocess.Popen(
+        [str(LIFECYCLE), "sync"],
+        cwd=a.clone,
+        env=hook_env(**a.env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        while not started.exists():  # the push has reached the remote's hook: the person presses Ctrl-C
+            assert proc.poll() is None, proc.communicate()
+            subprocess.run(["sleep", "0.05"], check=True)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (out, err)
+    assert err.count("\n") == 1 and err.startswith("lifecycle: error: interrupted")
+    assert "1 commit(s) of this computer may not have reached the remote" in err
+    assert "the next 'lifecycle sync' finishes or undoes" in err and "Traceback" not in err
+    hook.unlink()
+    done = a.ok("sync")
+    assert "pushed" in done.stdout
+    assert "Prefer small commits." in git(remote, "show", "main:00-system/PREFERENCES.md")

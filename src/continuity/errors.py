@@ -13,6 +13,8 @@ EXIT_USAGE = 2
 EXIT_NOT_CONNECTED = 3
 EXIT_LEASE_HELD = 4
 EXIT_REJECTED = 5
+# Stopped by Ctrl-C (SIGINT), as shells report it: 128 + the signal's number 2.
+EXIT_INTERRUPTED = 130
 
 
 class ContinuityError(Exception):

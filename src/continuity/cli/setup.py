@@ -154,12 +154,16 @@ def explain_command(event: str, harness_name: str) -> None:
     raise typer.Exit(build.EXIT_FOR_STATUS[brief.status])
 
 
+def _conflict_line(path: str, copy: str) -> str:
+    return f"both computers changed {path}: the remote's version stays, ours is {copy}; compare the two and keep one"
+
+
 def _text(result: SyncResult) -> list[str]:
     lines = list(result.recovered)
     files = len(result.staged) + len(result.removed)
     lines.append(f"committed {files} file(s)" if result.committed else "nothing new to commit")
     for item in result.conflicts:
-        lines.append(f"both computers changed {item.path}: the remote's version stays, ours is {item.copy}")
+        lines.append(_conflict_line(item.path, item.copy))
     if result.offline:
         lines.append(f"offline: {result.offline}; the commit waits for the next sync")
     elif result.pushed:
@@ -185,7 +189,7 @@ def sync(
     json_out: JsonOption = False,
 ) -> None:
     """Commit this computer's changes (secret-gated), fetch, integrate, push (exit 5 if a file was held back)."""
-    from continuity.errors import EXIT_NOT_CONNECTED, EXIT_REJECTED
+    from continuity.errors import EXIT_INTERRUPTED, EXIT_NOT_CONNECTED, EXIT_REJECTED
     from continuity.local import connection
     from continuity.sync import engine
 
@@ -214,15 +218,24 @@ def sync(
                 else f"{'installed' if installed.changed else 'already installed'}: hourly sync"
             )
         return
-    if remote is not None:
-        result = engine.connect_remote(vault, conn.device, remote)
-    else:
-        result = engine.sync(vault, conn.device, on_wait=warn)
+    try:
+        if remote is not None:
+            result = engine.connect_remote(vault, conn.device, remote)
+        else:
+            result = engine.sync(vault, conn.device, on_wait=warn)
+    except KeyboardInterrupt:
+        from continuity.sync import state
+
+        warn(f"lifecycle: error: {state.interrupted_line(vault, conn.device)}")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if json_out:
         emit_json(result.to_json())
     elif not quiet:
         for line in _text(result):
             emit(line)
+    else:  # the hourly entry: cron mails what reaches stderr, and a conflict copy waits on the person
+        for item in result.conflicts:
+            warn(f"lifecycle: warning: {_conflict_line(item.path, item.copy)}")
     for overlap in result.under_lease:  # on stderr, so the hourly entry (--quiet) mails it too
         warn(
             f"lifecycle: warning: {overlap.describe()}; it was pushed and nothing is lost: 'lifecycle doctor' "
