@@ -213,3 +213,53 @@ def test_ctrl_c_during_sync_says_what_state_it_left(pair: tuple[Path, Computer, 
     done = a.ok("sync")
     assert "pushed" in done.stdout
     assert "Prefer small commits." in git(remote, "show", "main:00-system/PREFERENCES.md")
+
+
+def _one_computer(tmp_path: Path) -> Computer:
+    origin = tmp_path / "solo" / "work" / "app"
+    origin.mkdir(parents=True)
+    git(origin, "init", "-q", "-b", "main")
+    a = Computer("solo", _home(tmp_path, "solo-home"), origin, tmp_path / "solo" / "agent-vault")
+    a.ok("init", "--vault", str(a.vault), "--new", "--device", "dev-a")
+    return a
+
+
+def test_a_mistyped_remote_is_never_saved_and_a_never_used_one_can_be_replaced(tmp_path: Path) -> None:
+    a = _one_computer(tmp_path)
+    typo = tmp_path / "vualt.git"
+    done = a.run("sync", "--remote", str(typo))
+    assert done.returncode == 3 and done.stderr.count("\n") == 1
+    assert "does not appear to be a git repository" in done.stderr and "nothing was saved" in done.stderr
+    assert "offline" not in done.stderr and not (a.vault / ".git").exists()
+
+    # A vault an older version left with a remote that never answered: --remote replaces it.
+    git(a.vault, "init", "-q", "-b", "main")
+    git(a.vault, "remote", "add", "origin", str(typo))
+    good = tmp_path / "vault.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(good)], check=True)
+    done = a.ok("sync", "--remote", str(good))
+    assert "pushed" in done.stdout
+    assert git(a.vault, "config", "--get", "remote.origin.url").strip() == str(good)
+    [check] = a.doctor()["sync"]
+    assert check.startswith("ok: git vault in-sync")
+    # Once it has answered, another URL is refused: a typo cannot redirect a vault that syncs.
+    other = a.run("sync", "--remote", str(typo))
+    assert other.returncode == 2 and "already has another remote" in other.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a folder another user owns needs root")
+def test_a_remote_owned_by_another_user_gets_gits_reason_not_offline(tmp_path: Path) -> None:
+    a = _one_computer(tmp_path)
+    good = tmp_path / "vault.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(good)], check=True)
+    a.ok("sync", "--remote", str(good))
+    owned = tmp_path / "theirs.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(owned)], check=True)
+    subprocess.run(["chown", "-R", "65534:65534", str(owned)], check=True)
+    other = _one_computer(tmp_path / "second")
+    done = other.run("sync", "--remote", str(owned))
+    assert done.returncode == 3 and "dubious ownership" in done.stderr and "offline" not in done.stderr
+    subprocess.run(["chown", "-R", "65534:65534", str(good)], check=True)  # the shared remote changes hands
+    _edit_brief(a, "00-system/PREFERENCES.md", "- Prefer small commits.")
+    done = a.run("sync")
+    assert done.returncode == 1 and "dubious ownership" in done.stderr and "offline" not in done.stderr

@@ -155,6 +155,8 @@ def ensure_gitignore(vault: Path) -> bool:
 
 def _offline(error: GitFailed) -> str | None:
     detail = error.stderr.lower() + " " + str(error).lower()
+    if any(word in detail for word in remote.NOT_OFFLINE_WORDS):
+        return None  # it answered and refused: git's reason is the error, never "offline"
     if any(word in detail for word in _OFFLINE_WORDS):
         return remote.strip_credentials(str(error))
     return None
@@ -350,15 +352,18 @@ def connect_remote(vault: Path, device: str, url: str, *, now: dt.datetime | Non
     if os.path.lexists(vault / ".git") and not is_git_vault(vault):
         raise InputRejected(f"{vault}/.git is not a folder; it was left alone")
     with lease.local_lock(vault):
+        current = git.probe(["config", "--get", f"remote.{REMOTE}.url"]) if is_git_vault(vault) else None
+        existing = (
+            current.stdout.decode("utf-8", "surrogateescape").strip() if current and not current.returncode else None
+        )
+        if existing is not None and existing != checked.url and git.rev(TRACKING) is not None:
+            raise UsageError("this vault already has another remote; change it with git itself if you mean to")
+        if existing != checked.url:  # none yet, or one that never answered a fetch: replaced once it answers
+            remote.reach(git, checked.url)
         if not is_git_vault(vault):
             git.run(["init", "--quiet", f"--initial-branch={BRANCH}"])
-        current = git.probe(["config", "--get", f"remote.{REMOTE}.url"])
-        if current.returncode == 0:
-            existing = current.stdout.decode("utf-8", "surrogateescape").strip()
-            if existing != checked.url:
-                raise UsageError("this vault already has another remote; change it with git itself if you mean to")
-        else:
-            git.run(["remote", "add", REMOTE, checked.url])
+        if existing != checked.url:
+            git.run(["remote", "set-url" if existing is not None else "add", REMOTE, checked.url])
         git.run(["config", f"remote.{REMOTE}.fetch", f"+refs/heads/*:refs/remotes/{REMOTE}/*"])
         harden(git)
         ensure_gitignore(vault)
