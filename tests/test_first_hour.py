@@ -263,3 +263,35 @@ def test_a_remote_owned_by_another_user_gets_gits_reason_not_offline(tmp_path: P
     _edit_brief(a, "00-system/PREFERENCES.md", "- Prefer small commits.")
     done = a.run("sync")
     assert done.returncode == 1 and "dubious ownership" in done.stderr and "offline" not in done.stderr
+
+
+def test_doctor_is_truthful_about_uncommitted_held_back_and_unusable_notes(tmp_path: Path) -> None:
+    a = _one_computer(tmp_path)
+    good = tmp_path / "vault.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(good)], check=True)
+    a.ok("sync", "--remote", str(good))
+    assert a.doctor()["sync"][0].startswith("ok: git vault in-sync")
+    facts = a.vault / "30-memory" / "facts"
+    facts.mkdir(parents=True, exist_ok=True)
+    approved = "---\ntype: fact\nid: {id}\nstatus: approved\ntitle: {id}\n---\n{body}\n"
+    (facts / "fine.md").write_text(approved.format(id="fine", body="The build uses make."))
+    checks = a.doctor()
+    assert checks["sync"][0].startswith("warn: git vault uncommitted") and "1 changed file(s)" in checks["sync"][0]
+    a.ok("sync")
+    # A note every sync holds back for a secret, a broken frontmatter, a note behind a link.
+    key = "AKIA" + "Z7QK3M9V2XR4TB6W"
+    (facts / "leak.md").write_text(approved.format(id="leak", body=f"aws_access_key_id = {key}"))
+    (facts / "broken.md").write_text("---\ntype: fact\nid: broken\ntitle: [unclosed\n---\nBody.\n")
+    (facts / "elsewhere.md").symlink_to(tmp_path / "outside.md")
+    (tmp_path / "outside.md").write_text("outside\n")
+    assert a.run("sync").returncode == 5
+    checks = a.doctor()
+    # What waits is only what the gate holds back: each named, the rest is in step with the remote.
+    assert "2 changed file(s) not committed" in checks["sync"][0]
+    assert len(checks["sync.held"]) == 2
+    [held] = [m for m in checks["sync.held"] if "leak.md" in m]
+    assert "line 7 looks like a secret" in held and key not in held
+    [notes] = checks["notes"]
+    assert "30-memory/facts/broken.md" in notes and "invalid-frontmatter" in notes
+    assert "30-memory/facts/elsewhere.md (link)" in notes and "30-memory/facts/leak.md line 7" in notes
+    assert "fine.md" not in notes and key not in json.dumps(checks)

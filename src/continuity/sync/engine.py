@@ -31,7 +31,7 @@ from continuity.errors import ContinuityError, InputRejected, NotConnected, Usag
 from continuity.store import atomic, lease, overlaps
 from continuity.sync import commit, recovery, remote, state, underlease
 from continuity.sync.combine import Conflict, combine
-from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault
+from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault, reach
 from continuity.sync.recovery import checkout
 from continuity.vault import access
 
@@ -359,7 +359,7 @@ def connect_remote(vault: Path, device: str, url: str, *, now: dt.datetime | Non
         if existing is not None and existing != checked.url and git.rev(TRACKING) is not None:
             raise UsageError("this vault already has another remote; change it with git itself if you mean to")
         if existing != checked.url:  # none yet, or one that never answered a fetch: replaced once it answers
-            remote.reach(git, checked.url)
+            reach(git, checked.url)
         if not is_git_vault(vault):
             git.run(["init", "--quiet", f"--initial-branch={BRANCH}"])
         if existing != checked.url:

@@ -24,14 +24,10 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from continuity import limits
-from continuity.errors import InputRejected, NotConnected
-
-if TYPE_CHECKING:
-    from continuity.sync.git import Git
+from continuity.errors import InputRejected
 
 PUBLIC_FORGES = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>[A-Za-z0-9.-]+):(?P<path>(?!//).+)$")
@@ -157,17 +153,3 @@ def refuse_public(remote: Remote, privacy: Privacy) -> None:
 
 # Words of git's that mean the remote answered but refuses this computer, not that it is offline.
 NOT_OFFLINE_WORDS = ("dubious ownership", "permission denied", "access denied")
-
-
-def reach(git: Git, url: str) -> None:
-    """Ask the remote for its branches before it is saved: NotConnected with git's own reason when it
-    cannot answer, so a mistyped or unusable remote is never kept (nothing is saved)."""
-    proc = git.probe(["ls-remote", "--heads", url])
-    if proc.returncode == 0:
-        return
-    from continuity.sync.git import first_line
-
-    raise NotConnected(
-        f"the remote cannot be used ({first_line(proc.stderr)}); nothing was saved: check the URL, that this "
-        "computer can reach it and that you may read it, then run 'lifecycle sync --remote URL' again"
-    )
