@@ -90,7 +90,7 @@ PINNED_MODULES = {
     "continuity/local/repo.py": "3c34b245df698a779854a3ec8c462ca35492cb615d420b08902a5db828238862",
     "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
     "continuity/memory/__init__.py": "47721b6044a3df26cfc75613e45592098925f27d150dde081f713345e3f6da56",
-    "continuity/memory/handoff.py": "a21253e53b552ce9ae11c84a1d40b3daabc4c5a0b2d4ca87720440cf6f20afdf",
+    "continuity/memory/handoff.py": "84fb1a240c693c167be5e3dc4198fd837d284addaf8954a51e3eeaa567abb2c5",
     "continuity/safeio.py": "c8a10a7e2d76e06381faca38cd2793debbbe00629a719bc0eeae0daad2a244de",
     "continuity/vault/__init__.py": "1b42f948582f910972d0d2a22aa0147a8b7cc619e7c1ab694f45fb11a5522fac",
     "continuity/vault/access.py": "e8c0003a5df9dd9a762907d5741223a3be6bcdce4aab3c5b59ca99667d7158ee",

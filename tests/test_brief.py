@@ -132,7 +132,8 @@ def test_restored_brief_shape(vault: Path) -> None:
     for absent in (WARM_MARK, INDEX_MARK, POLICY_MARK, OTHER_DEVICE_MARK, "## Completed work", "Ignore prior"):
         assert absent not in brief.text
     # The handoff's completed work stays warm, and the brief says where it is.
-    assert handoff.COMPLETED_ELSEWHERE in brief.text
+    shown = handoff.COMPLETED_ELSEWHERE.format(id=handoff.id_for_name(DEFAULT_HANDOFF.rsplit("/", 1)[-1]))
+    assert shown in brief.text
     assert "Notices:" not in brief.text
 
 

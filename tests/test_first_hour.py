@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from dataclasses import dataclass
@@ -295,3 +296,15 @@ def test_doctor_is_truthful_about_uncommitted_held_back_and_unusable_notes(tmp_p
     assert "30-memory/facts/broken.md" in notes and "invalid-frontmatter" in notes
     assert "30-memory/facts/elsewhere.md (link)" in notes and "30-memory/facts/leak.md line 7" in notes
     assert "fine.md" not in notes and key not in json.dumps(checks)
+
+
+def test_the_brief_names_the_command_that_prints_completed_work(pair: tuple[Path, Computer, Computer]) -> None:
+    _remote, a, b = pair
+    a.ok("handoff", "new", "--title", "Exporter port", "--from", "-", stdin=HANDOFF)
+    a.ok("sync")
+    b.ok("sync")
+    brief = b.run("render").stdout
+    assert "src/export/reader.py" not in brief  # the evidence stays in the file
+    [named] = re.findall(r"`(lifecycle handoff show [^`]+)`", brief)
+    shown = b.ok(*named.split()[1:])
+    assert "## Completed work" in shown.stdout and "src/export/reader.py moved to the new API" in shown.stdout

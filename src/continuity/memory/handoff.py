@@ -27,7 +27,7 @@ BRIEF_SECTIONS = ("Goal and status", "Next actions", "Risks and decisions")
 # The brief leaves `Completed work` out to stay short; it says where that section is instead.
 COMPLETED_ELSEWHERE = (
     "(Its `Completed work` section, with the evidence, is not in this brief: it is in the handoff's file, "
-    "and `lifecycle handoff current` prints it.)"
+    "and `lifecycle handoff show {id}` prints it.)"
 )
 STATUSES = ("current", "superseded", "historical")
 
@@ -157,7 +157,7 @@ def brief_text(handoff: Handoff) -> str:
             parts.append(f"## {title}\n{text.strip()}")
     completed = notes.section(handoff.note.body, "Completed work")
     if completed is not None and completed.strip():
-        parts.append(COMPLETED_ELSEWHERE)
+        parts.append(COMPLETED_ELSEWHERE.format(id=id_for_name(handoff.rel.rsplit("/", 1)[-1])))
     return "\n\n".join(parts)
 
 
