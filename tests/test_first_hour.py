@@ -308,3 +308,30 @@ def test_the_brief_names_the_command_that_prints_completed_work(pair: tuple[Path
     [named] = re.findall(r"`(lifecycle handoff show [^`]+)`", brief)
     shown = b.ok(*named.split()[1:])
     assert "## Completed work" in shown.stdout and "src/export/reader.py moved to the new API" in shown.stdout
+
+
+def test_a_newer_handoff_with_broken_frontmatter_is_named_and_the_brief_is_partial(
+    pair: tuple[Path, Computer, Computer],
+) -> None:
+    _remote, a, _b = pair
+    a.ok("handoff", "new", "--title", "Exporter port", "--from", "-", stdin=HANDOFF)
+    a.ok("handoff", "new", "--title", "Writer port", "--from", "-", stdin=HANDOFF.replace("reader half", "writer half"))
+    folder = a.vault / "20-state" / "handoffs"
+    older, newest = sorted(folder.glob("*.md"))
+    older.write_text(older.read_text().replace("status: superseded", "status: current", 1))
+    newest.write_text(newest.read_text().replace("status: current", "status: current\nstatus: oops", 1))
+    rendered = a.run("render", "--format", "json")
+    assert rendered.returncode == 1
+    doc = json.loads(rendered.stdout)
+    assert doc["status"] == "partial"
+    [source] = [s for s in doc["sources"] if s["name"] == "handoff"]
+    assert source["included"] is True  # the older, valid one is still shown, and the newer one named
+    assert any(newest.name in n and "may have been meant to be current" in n for n in doc["notices"])
+    # With no valid current handoff at all, the broken one is named instead of silence.
+    for path in folder.glob("*.md"):
+        if path != newest:
+            path.write_text(path.read_text().replace("status: current", "status: superseded"))
+    doc = json.loads(a.run("render", "--format", "json").stdout)
+    assert doc["status"] == "partial" and any(newest.name in n for n in doc["notices"])
+    current = a.run("handoff", "current")
+    assert "no current handoff" in current.stdout and newest.name in current.stderr

@@ -118,8 +118,11 @@ def current(json_out: JsonOption = False) -> None:
 
     _conn, ctx = writer.connect(Path.cwd())
     project = ctx.project or ""
-    selection = handoff.current(ctx.vault, project)
+    files = handoff.read_all(ctx.vault)
+    selection = handoff.select(files, project)
     chosen = selection.chosen
+    for rel in handoff.newer_unparsed(selection, files, project):
+        warn(f"lifecycle: warning: {rel} is newer but cannot be used; 'lifecycle doctor' says why")
     reason = _secret_free(chosen) if chosen is not None else None
     if json_out:
         document = None
