@@ -335,3 +335,49 @@ def test_a_newer_handoff_with_broken_frontmatter_is_named_and_the_brief_is_parti
     assert doc["status"] == "partial" and any(newest.name in n for n in doc["notices"])
     current = a.run("handoff", "current")
     assert "no current handoff" in current.stdout and newest.name in current.stderr
+
+
+def _approved(computer: Computer, title: str, body: str) -> str:
+    made = json.loads(
+        computer.ok(
+            "note", "new", "--type", "fact", "--title", title, "--from", "-", "--evidence", "seen", "--json", stdin=body
+        ).stdout
+    )
+    return str(json.loads(computer.ok("approve", made["id"], "--yes", "--json").stdout)["id"])
+
+
+def test_two_current_handoffs_are_resolved_with_supersede_and_a_race_never_loses_an_archived_copy(
+    pair: tuple[Path, Computer, Computer],
+) -> None:
+    _remote, a, b = pair
+    # Two current handoffs: each computer wrote one before seeing the other's.
+    a.ok("handoff", "new", "--title", "From A", "--from", "-", stdin=HANDOFF)
+    b.ok("handoff", "new", "--title", "From B", "--from", "-", stdin=HANDOFF.replace("reader half", "reader part"))
+    a.ok("sync")
+    b.ok("sync")
+    [warned] = b.doctor()["handoffs"]
+    newest = re.search(r"--by ([a-z0-9._-]+)'", warned)
+    assert warned.startswith("warn: 2 current handoffs") and newest is not None
+    older = [
+        p.stem.lower() for p in (b.vault / "20-state" / "handoffs").glob("*.md") if p.stem.lower() != newest.group(1)
+    ]
+    done = b.ok("supersede", older[0], "--by", newest.group(1))
+    assert f"{older[0]} is superseded by {newest.group(1)}" in done.stdout
+    assert b.doctor()["handoffs"][0].startswith("ok: one current handoff")
+
+    # B archives a fact while A supersedes it: after both sync, two notes carry its id.
+    old = _approved(a, "Build tool", "The build uses make.")
+    new = _approved(a, "Build tool now", "The build uses ninja.")
+    a.ok("sync")
+    b.ok("sync")
+    a.ok("supersede", old, "--by", new)
+    b.ok("archive", old)
+    b.ok("sync")
+    a.ok("sync")
+    archived = a.vault / "90-archive" / "30-memory" / "facts" / f"{old}.md"
+    first_copy = archived.read_text()
+    assert (a.vault / "30-memory" / "facts" / f"{old}.md").exists()  # A's superseded version is kept
+    a.ok("archive", old)  # archiving it again never overwrites the copy B made
+    assert archived.read_text() == first_copy
+    kept = sorted((a.vault / "90-archive" / "30-memory" / "facts").glob(f"{old}*.md"))
+    assert len(kept) == 2 and any(f"superseded_by: {new}" in p.read_text() for p in kept)

@@ -293,14 +293,15 @@ def test_archive_moves_under_original_path(root: Path) -> None:
     assert [line["path"] for line in archive_ops] == [result.rel, old.rel]
 
 
-def test_archive_refuses_to_overwrite_a_different_note(root: Path) -> None:
+def test_archive_never_overwrites_a_different_note_and_archives_beside_it(root: Path) -> None:
     old = _approved(root, "Tests need Docker")
     target = root / "90-archive" / old.rel
     target.parent.mkdir(parents=True)
     target.write_text("---\nid: someone-else\n---\n")
-    with pytest.raises(writer.Exists):
-        memory.archive(context(root, now=NOW), old.id)
-    assert (root / old.rel).exists()
+    result = memory.archive(context(root, now=NOW), old.id)
+    assert target.read_text() == "---\nid: someone-else\n---\n"
+    assert result.rel != f"90-archive/{old.rel}" and result.rel.startswith(f"90-archive/{old.rel[:-3]}.")
+    assert meta_of(root, result.rel)["id"] == old.id and not (root / old.rel).exists()
 
 
 def test_archive_finishes_a_run_that_stopped_before_removing_the_original(root: Path) -> None:
@@ -320,9 +321,8 @@ def test_archive_keeps_a_later_note_that_reused_an_archived_id(root: Path) -> No
     (root / rel).write_text("---\nid: s1\ntype: session\n---\nThe first session.\n")
     memory.archive(context(root, now=NOW), "s1")
     (root / rel).write_text("---\nid: s1\ntype: session\n---\nA later session, same name.\n")
-    with pytest.raises(writer.Exists):
-        memory.archive(context(root, now=NOW), "s1")
-    assert "A later session" in (root / rel).read_text()
+    later = memory.archive(context(root, now=NOW + DAY), "s1")  # archived beside it, never over it
+    assert later.rel != f"90-archive/{rel}" and "A later session" in (root / later.rel).read_text()
     assert "The first session" in (root / "90-archive" / rel).read_text()
 
 

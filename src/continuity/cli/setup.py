@@ -234,8 +234,8 @@ def sync(
         for line in _text(result):
             emit(line)
     else:  # the hourly entry: cron mails what reaches stderr, and a conflict copy waits on the person
-        for item in result.conflicts:
-            warn(f"lifecycle: warning: {_conflict_line(item.path, item.copy)}")
+        for conflict in result.conflicts:
+            warn(f"lifecycle: warning: {_conflict_line(conflict.path, conflict.copy)}")
     for overlap in result.under_lease:  # on stderr, so the hourly entry (--quiet) mails it too
         warn(
             f"lifecycle: warning: {overlap.describe()}; it was pushed and nothing is lost: 'lifecycle doctor' "

@@ -284,6 +284,11 @@ def supersede(ctx: WriteContext, old_id: str, new_id: str) -> Superseded:
 
     NEW keeps every note it superseded before: `supersedes` becomes a list once it holds two.
     """
+    from continuity.memory import handoff_write
+
+    if handoff_write.is_handoff(ctx.vault, old_id):
+        old_handoff, new_handoff = handoff_write.supersede(ctx, old_id, new_id)
+        return Superseded(old_id, old_handoff.rel, new_id, new_handoff.rel)
     if check_id(old_id) == check_id(new_id):
         raise InputRejected("a note cannot supersede itself")
     now = ctx.clock()
@@ -321,6 +326,15 @@ def supersede(ctx: WriteContext, old_id: str, new_id: str) -> Superseded:
     return Superseded(old_id, old.rel, new_id, new.rel)
 
 
+def _same_note(meta: dict[str, Any], body: str, found: Found) -> bool:
+    """True when an archived copy is this very note (a run that stopped before removing the original):
+    the same body and the same frontmatter but for what archiving itself sets."""
+    ignored = ("status", "archived")
+    return body == found.note.body and {k: v for k, v in meta.items() if k not in ignored} == {
+        k: v for k, v in found.meta.items() if k not in ignored
+    }
+
+
 @dataclass(frozen=True)
 class Archived:
     id: str
@@ -345,13 +359,15 @@ def archive(ctx: WriteContext, note_id: str) -> Archived:
             meta["status"] = "historical"
         meta["archived"] = now
         text = notes.compose(meta, found.note.body)
-        if os.path.lexists(ctx.vault / target):
-            # Done only if it is this very note, archived by a run that stopped before removing the
-            # original; a later note that reused the id and name must not be deleted in its place.
-            done = read_note(ctx.vault, target)
-            if done is None or done.meta.get("id") != note_id or done.note.body != found.note.body:
-                raise writer.Exists(f"{target} already exists; refusing to overwrite it")
-        else:
+        done = read_note(ctx.vault, target) if os.path.lexists(ctx.vault / target) else None
+        if done is None or not _same_note(done.meta, done.note.body, found):
+            # An archived copy of another version (a sync brought both, or the id was reused) is never
+            # overwritten and never taken for this one: this version is archived beside it.
+            if os.path.lexists(ctx.vault / target):
+                stem = target.removesuffix(".md")
+                target = f"{stem}.{now.astimezone(dt.timezone.utc):%Y%m%dT%H%M%SZ}.md"
+                if os.path.lexists(ctx.vault / target):
+                    raise writer.Exists(f"{target} already exists; refusing to overwrite it")
             tx.create(target, text, op="note.archive", note_id=note_id, cap=limits.LIFECYCLE_TEXT_CAP_BYTES)
         tx.expect(found.rel, writer.sha256_hex(found.data))
         tx.remove(found.rel, op="note.archive", note_id=note_id)
