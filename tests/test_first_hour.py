@@ -381,3 +381,42 @@ def test_two_current_handoffs_are_resolved_with_supersede_and_a_race_never_loses
     assert archived.read_text() == first_copy
     kept = sorted((a.vault / "90-archive" / "30-memory" / "facts").glob(f"{old}*.md"))
     assert len(kept) == 2 and any(f"superseded_by: {new}" in p.read_text() for p in kept)
+
+
+def test_paper_cuts(tmp_path: Path) -> None:
+    a = _one_computer(tmp_path)
+    done = a.ok("--version")
+    assert re.fullmatch(r"continuity \S+\n", done.stdout)
+    typo = a.run("verfy", "x")
+    assert typo.returncode == 2 and typo.stderr.count("Did you mean 'verify'?") == 1
+    assert "default: the template" not in a.ok("handoff", "new", "--help").stdout
+    # A missing input file is a usage error (exit 2) for every command that reads one.
+    missing = str(tmp_path / "no-such-file.md")
+    for args in (
+        ("note", "new", "--type", "fact", "--title", "t", "--from", missing, "--evidence", "e"),
+        ("handoff", "new", "--title", "t", "--from", missing),
+        ("edit", "device", "--from", missing, "--yes"),
+        ("edit", "soul", "--from", missing, "--yes", "--accept-concurrency-risk"),
+        ("outbox", "deliver", missing),
+        ("scan", missing),
+    ):
+        done = a.run(*args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, (args, done.stderr)
+    # A refused edit says "nothing was written" once.
+    profile = (a.vault / "50-devices" / "dev-a" / "DEVICE.md").read_text()
+    leaky = tmp_path / "device.md"
+    leaky.write_text(profile.replace("## Brief\n", "## Brief\naws_access_key_id = AKIAZ7QK3M9V2XR4TB6W\n", 1))
+    done = a.run("edit", "device", "--from", str(leaky), "--yes")
+    assert done.returncode == 5 and done.stderr.count("nothing was written") == 1, done.stderr
+    # scan without a secret does not advise rotating one.
+    broken = tmp_path / "drafts" / "broken.md"
+    broken.parent.mkdir()
+    broken.write_text("---\ntitle: [unclosed\n---\nx\n")
+    done = a.run("scan", str(broken.parent))
+    assert done.returncode == 5 and "rotate" not in done.stdout + done.stderr
+    # A folder inside the vault is named with the vault that holds it.
+    other = Computer("c", _home(tmp_path, "c"), tmp_path / "c" / "app", a.vault)
+    other.clone.mkdir(parents=True)
+    git(other.clone, "init", "-q", "-b", "main")
+    done = other.run("init", "--vault", str(a.vault / "00-system"))
+    assert done.returncode == 5 and f"inside the vault {a.vault}; run init with --vault {a.vault}" in done.stderr

@@ -105,7 +105,8 @@ def _discard(copy: WorkingCopy | None) -> None:
 
 def _refused(exc: ContinuityError, copy: WorkingCopy) -> ContinuityError:
     """The refusal, with the file that keeps the person's text; the same exit code as the reason."""
-    message = f"{exc}; nothing was written, your text is kept in {copy.path} (edit it, then --from that file)"
+    reason = str(exc).removesuffix("; nothing was written")  # said once, below
+    message = f"{reason}; nothing was written, your text is kept in {copy.path} (edit it, then --from that file)"
     return UsageError(message) if isinstance(exc, UsageError) else InputRejected(message)
 
 

@@ -50,7 +50,11 @@ def new(
     title: Annotated[str, typer.Option("--title", help="One line: what this handoff is about.")],
     source: Annotated[
         str | None,
-        typer.Option("--from", help="The body: a Markdown file, or - for standard input (default: the template)."),
+        typer.Option(
+            "--from",
+            help="The body (required): a Markdown file with the four sections of templates/handoff.md, or - for "
+            "standard input.",
+        ),
     ] = None,
     session: SessionOption = None,
     json_out: JsonOption = False,
