@@ -420,3 +420,23 @@ def test_paper_cuts(tmp_path: Path) -> None:
     git(other.clone, "init", "-q", "-b", "main")
     done = other.run("init", "--vault", str(a.vault / "00-system"))
     assert done.returncode == 5 and f"inside the vault {a.vault}; run init with --vault {a.vault}" in done.stderr
+
+
+def test_init_on_a_joining_computer_says_what_is_there_and_leaves_it_only_its_device_profile(tmp_path: Path) -> None:
+    a = _one_computer(tmp_path)
+    for which, rel in (("soul", "00-system/SOUL.md"), ("preferences", "00-system/PREFERENCES.md")):
+        text = tmp_path / f"{which}.md"
+        text.write_text((a.vault / rel).read_text().replace("## Brief\n", f"## Brief\n- My own {which}.\n", 1))
+        a.ok("edit", which, "--from", str(text), "--yes", "--accept-concurrency-risk")
+    remote = tmp_path / "vault.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    a.ok("sync", "--remote", str(remote))
+    b = Computer("b", _home(tmp_path, "b"), tmp_path / "b" / "app", tmp_path / "b" / "agent-vault")
+    git(tmp_path, "clone", "-q", str(a.clone), str(b.clone))
+    done = b.ok("init", "--vault", str(b.vault), "--clone", str(remote), "--device", "dev-b")
+    out = done.stdout
+    assert "already in the vault: the soul, the preferences, the project profile (not filled in yet)" in out
+    assert "left for this computer: its device profile" in out and "'lifecycle edit device'" in out
+    for shared in ("edit soul", "edit preferences", "edit project"):
+        assert shared not in out
+    assert "then run 'lifecycle sync'" in out

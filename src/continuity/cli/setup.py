@@ -71,13 +71,37 @@ def init(
     emit(f"{state}: device {result.device}, project {result.project} -> {result.vault}")
     if result.exclude_added:
         emit(f"git now ignores {result.connection_file.name} (via .git/info/exclude)")
+    if result.created_vault:
+        emit(
+            "next: fill in the ## Brief sections with 'lifecycle edit device' (this computer's DEVICE.md), "
+            "'lifecycle edit project' (PROJECT.md), 'lifecycle edit soul' and 'lifecycle edit preferences', "
+            "then run 'lifecycle render' or 'lifecycle doctor'"
+        )
+        return
+    for line in _joined(onboard.profiles_filled(result.vault, result.project, result.device)):
+        emit(line)
     if clone is not None:
-        emit("next: run 'lifecycle sync' to publish this computer's device profile")
-    emit(
-        "next: fill in the ## Brief sections with 'lifecycle edit device' (this computer's DEVICE.md), "
-        "'lifecycle edit project' (PROJECT.md), 'lifecycle edit soul' and 'lifecycle edit preferences', "
-        "then run 'lifecycle render' or 'lifecycle doctor'"
-    )
+        emit("then run 'lifecycle sync' to publish this computer's device profile")
+
+
+_SHARED = {"soul": "the soul", "preferences": "the preferences", "project": "the project profile"}
+
+
+def _joined(filled: dict[str, bool | None]) -> list[str]:
+    """What a computer joining a vault finds there, and what is left for it: its own device profile.
+
+    The shared profiles are written once, on any computer; inviting each new computer to fill them in
+    again would invite two conflicting edits of one file."""
+    state = {True: "", False: " (not filled in yet)", None: " (missing or unusable: see 'lifecycle doctor')"}
+    there = [_SHARED[name] + state[filled[name]] for name in _SHARED]
+    lines = [f"already in the vault: {', '.join(there)}"]
+    if filled["device"]:
+        lines.append("nothing is left for this computer: its device profile is filled in")
+    else:
+        lines.append(
+            "left for this computer: its device profile (what an agent must know here): 'lifecycle edit device'"
+        )
+    return lines
 
 
 # What init says about how it chose the project (nothing when it was given or already connected).
