@@ -100,7 +100,7 @@ PINNED_MODULES = {
     "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
     "continuity/vault/notes.py": "01b5439420bb11e12446ee10c78bf547005bb8c87d0fd97a38457eb00edd6784",
     "continuity/vault/placeholders.py": "b8d1c21b4e24d2cdb4700a4ff82f8b7450505bae9fba8b6aff2ab3a9ec074266",
-    "continuity/vault/scan.py": "c294b215ed5646a662cb8a740cb3bc17dcbd0aea30d1c717f2e478c08ef4b491",
+    "continuity/vault/scan.py": "16fcbfeaaa247170d66b2ed7b7ca53f28269e9ad20d293711a7d1741f05d8ea9",
 }
 # END PINNED MODULES
 # What the warm path runs (a test checks that it is the import closure of continuity.hook.warm).

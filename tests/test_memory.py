@@ -104,7 +104,9 @@ def test_approve_writes_approved_note_and_marks_candidate(root: Path) -> None:
     assert notes.as_date(meta["verified"]) == (NOW + DAY).date()
     assert notes.as_date(meta["revalidate_by"]) == (NOW + DAY).date() + dt.timedelta(days=90)
     assert meta["candidate"] == created.id and meta["provenance"]["session"] == "s-1"  # type: ignore[index]
-    cand = meta_of(root, created.rel)
+    # The candidate left the review queue for the archive, marked approved (the audit trail).
+    assert not (root / created.rel).exists() and approved.candidate_rel == f"90-archive/{created.rel}"
+    cand = meta_of(root, approved.candidate_rel)
     assert cand["status"] == "approved" and cand["approved_as"] == approved.id
     assert (root / approved.rel).read_text().endswith("The suite starts Postgres in Docker.\n")
     assert set(approved.to_json()) == {"version", "id", "path", "candidate", "candidate_path", "revalidate_by"}
@@ -115,11 +117,12 @@ def test_approve_writes_approved_note_and_marks_candidate(root: Path) -> None:
 def test_approve_completes_after_a_crash_between_writes(root: Path) -> None:
     created = candidate(root)
     approved = memory.approve(context(root, now=NOW), created.id)
-    # Put the candidate back as it was before its own update: as if the writer died in between.
-    cand_meta = meta_of(root, created.rel)
+    # Put the candidate back as it was before it moved: as if the writer died in between.
+    cand_meta = meta_of(root, approved.candidate_rel)
     cand_meta.update({"status": "candidate"})
     del cand_meta["approved_as"], cand_meta["approved"]
-    body = notes.parse_note((root / created.rel).read_bytes(), created.rel).body
+    body = notes.parse_note((root / approved.candidate_rel).read_bytes(), approved.candidate_rel).body
+    (root / approved.candidate_rel).unlink()
     (root / created.rel).write_text(notes.compose(cand_meta, body))
     again = memory.approve(context(root, now=NOW), created.id)
     assert again.id == approved.id

@@ -182,7 +182,7 @@ def _conflict_line(path: str, copy: str) -> str:
     return f"both computers changed {path}: the remote's version stays, ours is {copy}; compare the two and keep one"
 
 
-def _text(result: SyncResult) -> list[str]:
+def _text(result: SyncResult, waiting: int = 0) -> list[str]:
     lines = list(result.recovered)
     files = len(result.staged) + len(result.removed)
     lines.append(f"committed {files} file(s)" if result.committed else "nothing new to commit")
@@ -196,6 +196,8 @@ def _text(result: SyncResult) -> list[str]:
         lines.append("brought in the remote's commits; nothing to push")
     else:
         lines.append("up to date with the remote")
+    if waiting:  # proposed here or on another computer (an agent's propose_note): the person hears of them
+        lines.append(f"{waiting} candidate(s) wait for review: 'lifecycle review'")
     if result.privacy == "unknown":
         lines.append("note: whether the remote is private could not be told (offline); make sure it is")
     return lines
@@ -255,7 +257,9 @@ def sync(
     if json_out:
         emit_json(result.to_json())
     elif not quiet:
-        for line in _text(result):
+        from continuity.memory import inbox
+
+        for line in _text(result, len(inbox.candidates(vault))):
             emit(line)
     else:  # the hourly entry: cron mails what reaches stderr, and a conflict copy waits on the person
         for conflict in result.conflicts:

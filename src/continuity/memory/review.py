@@ -2,7 +2,8 @@
 
 Observation becomes a *candidate* (`20-state/candidates/`, cold) with provenance: device, session and
 time. Only the person turns a candidate into an *approved* note (`30-memory/<kind>s/`, warm) with
-`verified` and `revalidate_by` dates; the candidate stays behind, marked approved, as the audit trail.
+`verified` and `revalidate_by` dates; the candidate leaves the queue for `90-archive/`, marked approved,
+as the audit trail.
 A claim that stops being true is not rewritten: a new note *supersedes* it, and both are linked. A
 note may replace several (two facts merged into one): its `supersedes` is then the list of their ids,
 and a single id as before while it replaces one, so notes written earlier read the same; each old note
@@ -147,9 +148,9 @@ def new_candidate(
 
 def load_candidate(vault_root: Path, candidate_id: str) -> Found:
     """A candidate that can be approved (exit 5 otherwise), for showing before asking."""
-    found = find_note(vault_root, candidate_id, (layout.CANDIDATES,))
+    found = find_note(vault_root, candidate_id, (layout.CANDIDATES, f"{layout.ARCHIVE}/{layout.CANDIDATES}"))
     status = found.meta.get("status")
-    if status != "candidate":
+    if status != "candidate" or found.rel.startswith(layout.ARCHIVE + "/"):
         raise InputRejected(f"{candidate_id} is not awaiting approval (status {status})")
     kind = found.meta.get("type")
     if kind == "preference":
@@ -248,15 +249,15 @@ def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = limi
                 note_id=note_id,
                 cap=NOTE_CAP_BYTES,
             )
-        tx.replace(
-            cand.rel,
-            cand_text,
-            op="note.approve",
-            note_id=candidate_id,
-            cap=limits.LIFECYCLE_TEXT_CAP_BYTES,
-            expect_sha256=writer.sha256_hex(cand.data),
-        )
-    return Approved(note_id, rel, candidate_id, cand.rel, due)
+        # The candidate leaves the review queue: it moves to 90-archive/, marked approved, as the audit
+        # trail (beside any earlier copy of that name, never over it).
+        kept = f"{layout.ARCHIVE}/{cand.rel}"
+        if os.path.lexists(ctx.vault / kept):
+            kept = f"{kept.removesuffix('.md')}.{now.astimezone(dt.timezone.utc):%Y%m%dT%H%M%SZ}.md"
+        tx.create(kept, cand_text, op="note.approve", note_id=candidate_id, cap=limits.LIFECYCLE_TEXT_CAP_BYTES)
+        tx.expect(cand.rel, writer.sha256_hex(cand.data))
+        tx.remove(cand.rel, op="note.approve", note_id=candidate_id)
+    return Approved(note_id, rel, candidate_id, kept, due)
 
 
 # ------------------------------------------------------------------------- supersede and archive
@@ -345,8 +346,8 @@ class Archived:
         return {"version": 1, "id": self.id, "from": self.from_rel, "path": self.rel}
 
 
-def archive(ctx: WriteContext, note_id: str) -> Archived:
-    """Move a note into `90-archive/` under its original relative path, marked archived."""
+def archive(ctx: WriteContext, note_id: str, reason: str | None = None) -> Archived:
+    """Move a note into `90-archive/` under its original relative path, marked archived (and why)."""
     now = ctx.clock()
     with writer.transaction(ctx) as tx:
         found = find_note(ctx.vault, note_id, ARCHIVABLE_FOLDERS)
@@ -358,6 +359,8 @@ def archive(ctx: WriteContext, note_id: str) -> Archived:
         elif meta.get("status") == "current":
             meta["status"] = "historical"
         meta["archived"] = now
+        if reason:
+            meta["archived_reason"] = reason
         text = notes.compose(meta, found.note.body)
         done = read_note(ctx.vault, target) if os.path.lexists(ctx.vault / target) else None
         if done is None or not _same_note(done.meta, done.note.body, found):

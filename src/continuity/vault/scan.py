@@ -319,8 +319,8 @@ def verdicts(result: ScanResult) -> list[Verdict]:
             (
                 "scan.conflicts",
                 "warn",
-                f"{len(named)} sync-conflict copies: {_names(named)}; compare each with its original, "
-                "merge by hand, then delete the copy",
+                f"{len(named)} sync-conflict copies: {_names(named)}; 'lifecycle review' keeps one side of each "
+                "or merges the two (the other side is archived), or compare and merge by hand",
             )
         )
     else:
