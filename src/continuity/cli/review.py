@@ -94,15 +94,14 @@ def review(
         elif not list_only:
             warn("note: run 'lifecycle review' on a terminal to go through them one at a time")
         return
-    done = 0
     try:
         for number, item in enumerate(items, start=1):
             if not _one(ctx, item, number, len(items)):
                 break
-            done += 1
     except KeyboardInterrupt:
         emit("")
-        warn(f"lifecycle: stopped: nothing was lost; {len(items) - done} item(s) still wait ('lifecycle review')")
+        left = len(gather(ctx))  # counted again: what was done is done, whatever was skipped still waits
+        warn(f"lifecycle: stopped: nothing was lost; {left} item(s) still wait ('lifecycle review')")
         raise typer.Exit(STOP_EXIT) from None
 
 
