@@ -440,3 +440,18 @@ def test_init_on_a_joining_computer_says_what_is_there_and_leaves_it_only_its_de
     for shared in ("edit soul", "edit preferences", "edit project"):
         assert shared not in out
     assert "then run 'lifecycle sync'" in out
+
+
+def test_a_sync_commit_message_counts_the_persons_operations_not_implicit_lease_ones(tmp_path: Path) -> None:
+    a = _one_computer(tmp_path)
+    remote = tmp_path / "vault.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    a.ok("sync", "--remote", str(remote))
+    text = tmp_path / "soul.md"
+    text.write_text((a.vault / "00-system/SOUL.md").read_text().replace("## Brief\n", "## Brief\n- Be brief.\n", 1))
+    a.ok("edit", "soul", "--from", str(text), "--yes", "--accept-concurrency-risk")
+    a.ok("sync")
+    subject = git(remote, "log", "-1", "--format=%s", "main").strip()
+    assert subject.startswith("sync dev-a: ") and "lease." not in subject, subject
+    a.ok("lease", "acquire")
+    assert "lease.acquire x1" in git(remote, "log", "-1", "--format=%s", "main")
