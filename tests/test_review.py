@@ -201,3 +201,18 @@ def test_q_and_ctrl_c_stop_without_losing_anything(pair: tuple[Path, Computer, C
     assert code == 130 and "stopped: nothing was lost; 2 item(s) still wait" in rest
     assert "Traceback" not in rest
     assert len(json.loads(a.ok("review", "--json").stdout)["items"]) == 2
+
+
+def test_edit_quotes_the_profiles_own_cap_for_a_soul_too_large_to_open(tmp_path: Path) -> None:
+    from test_first_hour import _one_computer
+
+    from continuity import limits
+
+    a = _one_computer(tmp_path)
+    soul = a.vault / "00-system" / "SOUL.md"
+    soul.write_text(soul.read_text() + "- a line of persona text\n" * 50_000)  # over a MiB
+    assert f"over its cap of {limits.SOUL_CAP_BYTES}" in a.run("render").stdout
+    term = Terminal(a, "edit", "soul", "--accept-concurrency-risk", env={"EDITOR": "true"})
+    code, shown = term.finish()
+    assert code == 5, shown
+    assert f"its cap is {limits.SOUL_CAP_BYTES} bytes" in shown and str(limits.LIFECYCLE_TEXT_CAP_BYTES) not in shown
