@@ -48,9 +48,9 @@ OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOC
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
     "continuity/__init__.py": "813202bb5122288172e774fc4b1fbc494be0934393577ec77baed3ddd4d0f5e2",
-    "continuity/errors.py": "4346b587ecccd1522fa385c6d74c9e5dca45cf8debdac7c4afd2b9a3da7de7ba",
+    "continuity/errors.py": "e9ad89c97fe2f134aaa6ac2ddfbe5f5e33d16b58ef5983a5688da5c1e38e591c",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/limits.py": "6b5a7f3bde26b492d5386dd12c0db5224d083f5a5b575be0274b349f47bfa79f",
+    "continuity/limits.py": "492a07f2e026b8942c3d0093120a313c69e66e56912403a1ecc6b4724249b9d0",
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
@@ -60,7 +60,7 @@ PINNED_MODULES = {
     "continuity/outbox/__init__.py": "ea5adde80918c1bde8e81df48e675bd870b580eeb3f5aee8db1c1ab4788dbcda",
     "continuity/outbox/activation.py": "2cab068479548aa2e21e498f4753bbb2764e07f483487886732f525b0001312a",
     "continuity/outbox/folder.py": "f946a4a203413504a2c49b8027782cd00c7fad5e393313ae1e0a61c267754497",
-    "continuity/outbox/sweep.py": "d52d661a638d69226ee236b3660d8cbbd8fcf7af25bed2b4a137368e1e5e3dee",
+    "continuity/outbox/sweep.py": "4f224ea2723b83af7a41d1789c5f05c710e48ae600b87e6fbad31bdf70b921ad",
     "continuity/safeio.py": "c8a10a7e2d76e06381faca38cd2793debbbe00629a719bc0eeae0daad2a244de",
     "continuity/store/__init__.py": "a2463505c6daf17ae652450a61730e5f17d27e6287a1cd6a6c2b4250c2e6f697",
     "continuity/store/atomic.py": "76de5b4e2c6efb5b6f9b5d76be3cdc70729d576ceaf48c9253aaf7f891737768",

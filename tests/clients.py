@@ -1,9 +1,9 @@
 """Helpers for the tests that drive the real Codex and Claude Code CLIs (`test_clients_*.py`).
 
 - `install` puts a pinned npm release into `<cache>/<package>@<version>`, once: later runs reuse it.
-  The cache folder is `$CONTINUITY_TEST_CLIENTS`, else `~/.cache/continuity-test-clients` of the real
-  home, read at import (before the autouse fixture points HOME and XDG_* at the test's folder);
-  npm's download cache is a temporary folder beside it.
+  The cache folder is `$CONTINUITY_TEST_CLIENTS`, else `continuity-test-clients` in the real
+  `$XDG_CACHE_HOME` (`~/.cache` when unset), read at import (before the autouse fixture points HOME
+  and XDG_* at the test's folder); npm's download cache is a temporary folder beside it.
 - `Site` is one test home, one vault with a canary in the soul and in the current handoff, and fresh
   copies of this checkout connected to it. A copy holds the working tree's tracked and untracked but
   not ignored files, committed in a new repository: uncommitted changes are what is tested.
@@ -39,7 +39,8 @@ BIN = Path(sys.executable).parent
 MOCK = Path(mockmodel.__file__).resolve()
 PORT = 8765  # the namespace is new for every run, so a fixed port never collides
 REAL_ENV = dict(os.environ)
-CACHE = Path(REAL_ENV.get("CONTINUITY_TEST_CLIENTS") or Path.home() / ".cache" / "continuity-test-clients")
+_USER_CACHE = Path(REAL_ENV.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+CACHE = Path(REAL_ENV.get("CONTINUITY_TEST_CLIENTS") or _USER_CACHE / "continuity-test-clients")
 SOUL_CANARY = "SOUL-CANARY-5e1f0c9a"
 HANDOFF_CANARY = "HANDOFF-CANARY-b72d4e31"
 PROJECT = "demo"

@@ -120,6 +120,8 @@ def test_clean_vault_is_ok_and_json_keys_are_pinned(vault: Path) -> None:
         "project.identity",
         "mcp.codex",
         "mcp.claude",
+        "notes",
+        "review",
     }
     assert set(found) == expected
     assert "via AGENT_VAULT_CONNECTION" in found["connection"][1]

@@ -73,12 +73,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"python": python, "package": site / "continuity"}
 
 
-def run_installed(installed: dict[str, Path], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_installed(installed: dict[str, Path], cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     code = "from continuity.cli import main; main()"
     return subprocess.run(
         [str(installed["python"]), "-c", code, *args],
         cwd=cwd,
-        env=hook_env(),
+        env=hook_env(**env),
         capture_output=True,
         text=True,
         timeout=120,
@@ -87,8 +87,60 @@ def run_installed(installed: dict[str, Path], cwd: Path, *args: str) -> subproce
 
 def test_the_wheel_carries_the_scripts_the_hooks_run(installed: dict[str, Path]) -> None:
     scripts = installed["package"] / "_scripts"
-    for name in ("agent-startup-context.py", "artifactctl.py"):
+    for name in ("agent-startup-context.py", "artifactctl.py", "vault-sync.py"):
         assert (scripts / name).read_bytes() == (ROOT / "scripts" / name).read_bytes()
+
+
+def _no_cron_path(tmp_path: Path) -> str:
+    """A PATH with git and nothing else: no `crontab`, as on a machine without cron."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    found = shutil.which("git")
+    assert found is not None
+    (tools / "git").symlink_to(found)
+    return str(tools)
+
+
+def test_schedulers_from_a_package_pin_its_own_scripts_and_the_entry_runs(
+    installed: dict[str, Path], tmp_path: Path
+) -> None:
+    """`sync --install-hourly --dry-run` and `outbox install-sweeper --dry-run` from a wheel, on a machine
+    without cron: each shows its entry pinned to the installed copy, and the sync entry really syncs."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    vault = tmp_path / "vault"
+    assert run_installed(installed, repo, "init", "--vault", str(vault), "--new", "--device", "dev-a").returncode == 0
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    done = run_installed(installed, repo, "sync", "--remote", str(remote))
+    assert done.returncode == 0, done.stderr
+    path = _no_cron_path(tmp_path)
+    scripts = installed["package"] / "_scripts"
+
+    done = run_installed(installed, repo, "sync", "--install-hourly", "--dry-run", "--json", PATH=path)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(done.stdout)["entry"]
+    assert str(scripts / "vault-sync.py") in entry and harness.sha256_file(scripts / "vault-sync.py") in entry
+    # What cron would run: the part after the five schedule fields, without the marker comment.
+    command = entry.split(None, 5)[5].rsplit(" # ", 1)[0]
+    (vault / "30-memory" / "facts").mkdir(parents=True, exist_ok=True)
+    (vault / "00-system" / "INDEX.md").write_text((vault / "00-system" / "INDEX.md").read_text() + "\nmore\n")
+    ran = subprocess.run(["sh", "-c", command], env=hook_env(), capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0 and ran.stdout == "" and ran.stderr == ""
+    shown = subprocess.run(
+        ["git", "-C", str(remote), "show", "main:00-system/INDEX.md"], capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.endswith("more\n")
+
+    done = run_installed(installed, repo, "outbox", "install-sweeper", "--dry-run", "--json", PATH=path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["script"] == str(scripts / "artifactctl.py") and report["dry_run"] is True
+    # Without --dry-run the missing scheduler is named, with the command it schedules.
+    done = run_installed(installed, repo, "sync", "--install-hourly", PATH=path)
+    assert done.returncode == 1 and "crontab was not found" in done.stderr and "'lifecycle sync'" in done.stderr
+    assert "artifactctl" not in done.stderr
 
 
 def test_user_scope_hooks_from_a_package_run_its_own_copy(

@@ -208,7 +208,9 @@ def test_a_refusal_is_a_tool_error_with_the_command_lines_line(checkout: Path, v
     assert secret.is_error and secret.text == cli.stderr.strip()
     assert FAKE_SECRET not in secret.text and "looks like a secret" in secret.text
     assert leased.is_error and leased.text.startswith("lifecycle: error: ") and "dev-b" in leased.text
-    assert leased.text == cli_leased.stderr.strip()
+    # The person reads how to take the lease over; the model is never told (errors.ContinuityError.advice).
+    assert cli_leased.stderr.strip().startswith(leased.text) and "--force" in cli_leased.stderr
+    assert "--force" not in leased.text and "release" not in leased.text
     assert bad.is_error and bad.text == "lifecycle: error: limit must be a whole number of at least 1"
     assert extra.is_error and "approve" in extra.text
     assert not list((vault / "20-state/candidates").glob("*.md"))

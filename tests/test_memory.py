@@ -104,7 +104,9 @@ def test_approve_writes_approved_note_and_marks_candidate(root: Path) -> None:
     assert notes.as_date(meta["verified"]) == (NOW + DAY).date()
     assert notes.as_date(meta["revalidate_by"]) == (NOW + DAY).date() + dt.timedelta(days=90)
     assert meta["candidate"] == created.id and meta["provenance"]["session"] == "s-1"  # type: ignore[index]
-    cand = meta_of(root, created.rel)
+    # The candidate left the review queue for the archive, marked approved (the audit trail).
+    assert not (root / created.rel).exists() and approved.candidate_rel == f"90-archive/{created.rel}"
+    cand = meta_of(root, approved.candidate_rel)
     assert cand["status"] == "approved" and cand["approved_as"] == approved.id
     assert (root / approved.rel).read_text().endswith("The suite starts Postgres in Docker.\n")
     assert set(approved.to_json()) == {"version", "id", "path", "candidate", "candidate_path", "revalidate_by"}
@@ -115,11 +117,12 @@ def test_approve_writes_approved_note_and_marks_candidate(root: Path) -> None:
 def test_approve_completes_after_a_crash_between_writes(root: Path) -> None:
     created = candidate(root)
     approved = memory.approve(context(root, now=NOW), created.id)
-    # Put the candidate back as it was before its own update: as if the writer died in between.
-    cand_meta = meta_of(root, created.rel)
+    # Put the candidate back as it was before it moved: as if the writer died in between.
+    cand_meta = meta_of(root, approved.candidate_rel)
     cand_meta.update({"status": "candidate"})
     del cand_meta["approved_as"], cand_meta["approved"]
-    body = notes.parse_note((root / created.rel).read_bytes(), created.rel).body
+    body = notes.parse_note((root / approved.candidate_rel).read_bytes(), approved.candidate_rel).body
+    (root / approved.candidate_rel).unlink()
     (root / created.rel).write_text(notes.compose(cand_meta, body))
     again = memory.approve(context(root, now=NOW), created.id)
     assert again.id == approved.id
@@ -293,14 +296,15 @@ def test_archive_moves_under_original_path(root: Path) -> None:
     assert [line["path"] for line in archive_ops] == [result.rel, old.rel]
 
 
-def test_archive_refuses_to_overwrite_a_different_note(root: Path) -> None:
+def test_archive_never_overwrites_a_different_note_and_archives_beside_it(root: Path) -> None:
     old = _approved(root, "Tests need Docker")
     target = root / "90-archive" / old.rel
     target.parent.mkdir(parents=True)
     target.write_text("---\nid: someone-else\n---\n")
-    with pytest.raises(writer.Exists):
-        memory.archive(context(root, now=NOW), old.id)
-    assert (root / old.rel).exists()
+    result = memory.archive(context(root, now=NOW), old.id)
+    assert target.read_text() == "---\nid: someone-else\n---\n"
+    assert result.rel != f"90-archive/{old.rel}" and result.rel.startswith(f"90-archive/{old.rel[:-3]}.")
+    assert meta_of(root, result.rel)["id"] == old.id and not (root / old.rel).exists()
 
 
 def test_archive_finishes_a_run_that_stopped_before_removing_the_original(root: Path) -> None:
@@ -320,9 +324,8 @@ def test_archive_keeps_a_later_note_that_reused_an_archived_id(root: Path) -> No
     (root / rel).write_text("---\nid: s1\ntype: session\n---\nThe first session.\n")
     memory.archive(context(root, now=NOW), "s1")
     (root / rel).write_text("---\nid: s1\ntype: session\n---\nA later session, same name.\n")
-    with pytest.raises(writer.Exists):
-        memory.archive(context(root, now=NOW), "s1")
-    assert "A later session" in (root / rel).read_text()
+    later = memory.archive(context(root, now=NOW + DAY), "s1")  # archived beside it, never over it
+    assert later.rel != f"90-archive/{rel}" and "A later session" in (root / later.rel).read_text()
     assert "The first session" in (root / "90-archive" / rel).read_text()
 
 

@@ -306,7 +306,7 @@ def test_handoff_compact_part_leaves_completed_work_warm() -> None:
     brief = handoff.brief_text(item)
     assert "the goal" in brief and "- one\n- two" in brief and "## Risks and decisions" in brief
     assert "## Completed work" not in brief and "warmonlymarker" not in brief
-    assert brief.endswith(handoff.COMPLETED_ELSEWHERE)  # it says where the section is
+    assert brief.endswith(handoff.COMPLETED_ELSEWHERE.format(id="x"))  # it says where, by the command that shows it
     assert "created 2025-01-02T03:04:05Z" in brief and "commit abc123" in brief
 
 

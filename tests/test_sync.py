@@ -116,6 +116,7 @@ def test_secret_is_held_back_named_by_line_and_exit_5(tmp_path: Path, monkeypatc
         "recovered",
         "offline",
         "privacy",
+        "under_lease",
     }
     assert document["held"] == [
         {"path": "30-memory/facts/leak.md", "reason": "secret", "line": 6, "type": "aws-access-key-id"}
@@ -403,7 +404,8 @@ def test_lease_commands_through_a_git_vault(tmp_path: Path, monkeypatch: pytest.
     assert taken.exit_code == 0 and "the remote records this lease" in taken.stderr
     monkeypatch.setenv("AGENT_VAULT_CONNECTION", str(tmp_path / "dev-b.conn"))
     refused = runner.invoke(app, ["lease", "acquire", "--ttl", "1h"])
-    assert refused.exit_code == 4 and "dev-a took the writer lease first" in refused.stderr
+    # Acquiring first brings in what the remote records, so B sees A's lease before writing its own.
+    assert refused.exit_code == 4 and "device dev-a holds the writer lease" in refused.stderr
     forced = runner.invoke(app, ["lease", "release", "--force", "--yes"])
     assert forced.exit_code == 0, forced.stderr
     assert remote_file(remote, ".continuity/leases/dev-a.json") is None

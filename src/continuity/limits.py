@@ -61,6 +61,9 @@ TEMP_FILE_STALE_SECONDS = 10 * 60
 # Doctor's bounded metadata scan.
 DOCTOR_SCAN_MAX_ENTRIES = 1024
 DOCTOR_SCAN_MAX_DIRS = 512
+# How many approved notes and candidates doctor reads and checks (frontmatter, readability, the gate),
+# and how many changed files of a Git vault it gates as the next sync would; `lifecycle scan` does all.
+DOCTOR_NOTE_CHECK_MAX_FILES = 500
 
 # Storage budget defaults (seed 003).
 BUDGET_WORKING_SET_BYTES = 1 * MIB

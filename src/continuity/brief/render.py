@@ -161,6 +161,8 @@ def _compose(event: str, status: str, sources: tuple[SourceView, ...], notices: 
 
 def status_of(sources: tuple[SourceView, ...]) -> str:
     for source in sources:
+        if source.included and source.notice:
+            return "partial"  # shown, but something beside it was left out (a newer, unusable handoff)
         if source.included or (source.name == "handoff" and source.reason == "missing"):
             continue
         if source.reason in NOTHING_WITHHELD:

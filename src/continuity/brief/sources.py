@@ -163,7 +163,27 @@ def _validate_hot(raw: Raw, project: str, device: str) -> SourceView:
 
 
 def _validate_handoff(gathered: Gathered) -> SourceView:
+    """The chosen handoff's view; with a notice (and the brief partial) when a newer handoff file of the
+    project cannot be parsed (SPEC 5: the person may have meant it to be current)."""
     selection = handoff.select(list(gathered.handoffs), gathered.project)
+    view = _validate_chosen(selection)
+    newer = handoff.newer_unparsed(selection, list(gathered.handoffs), gathered.project)
+    if not newer:
+        return view
+    why = dict(selection.invalid)
+    shown = [(_secret_in_name(rel) or (rel, ""))[0] for rel in newer]
+    than = "the handoff shown" if selection.chosen is not None else "any usable handoff"
+    notice = (
+        f"handoff file {shown[-1]} is newer than {than} but cannot be used ({why[newer[-1]][:160]})"
+        + (f", and {len(newer) - 1} more" if len(newer) > 1 else "")
+        + "; it may have been meant to be current"
+    )
+    if view.reason == "missing":
+        return SourceView("handoff", shown[-1], None, None, False, "invalid", None, notice)
+    return view._replace(notice=f"{view.notice}; {notice}" if view.notice else notice)
+
+
+def _validate_chosen(selection: handoff.Selection) -> SourceView:
     chosen = selection.chosen
     if chosen is None:
         return SourceView("handoff", None, None, None, False, "missing")

@@ -17,11 +17,12 @@ def _register() -> None:
     from continuity.cli import outbox
 
     outbox.register(app)
-    from continuity.cli import edit, handoff, lease, memory
+    from continuity.cli import edit, handoff, lease, memory, review
 
     lease.register(app)
     handoff.register(app)
     memory.register(app)
+    review.register(app)
     edit.register(app)
     from continuity.cli import hooks
 

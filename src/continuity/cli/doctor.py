@@ -69,8 +69,11 @@ def doctor(
     3 when this checkout is not connected or the vault is unreachable; with --fix, 4 while another
     device holds the writer lease.
     """
+    from continuity.cli.review import doctor_check
     from continuity.health import doctor as core
 
+    if doctor_check not in core.PROVIDERS:
+        core.PROVIDERS.append(doctor_check)  # what waits on the person: counted, and `lifecycle review` named
     if fix:
         from continuity.store import cleanup
 

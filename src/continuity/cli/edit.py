@@ -63,10 +63,20 @@ def _edit_in_editor(
     which: str, ctx: WriteContext, project: str, rel: str, repo: Path | None
 ) -> tuple[EditPlan | None, WorkingCopy]:
     """Run the editor until the copy passes or the person gives up; (None, copy) when left unchanged."""
+    from continuity.errors import NoteError
     from continuity.memory import editor, edits
 
     command = editor.editor_command()
-    copy = editor.start(ctx.vault, rel, _template(which, ctx, project, repo), ctx.clock())
+    try:
+        copy = editor.start(ctx.vault, rel, _template(which, ctx, project, repo), ctx.clock())
+    except NoteError as exc:
+        if exc.reason != "too_large":
+            raise
+        cap = edits.EDITABLE[which]  # the profile's own cap, the one the brief and the install apply
+        raise InputRejected(
+            f"{rel} is too large to open here (its cap is {cap} bytes, and the brief leaves it out until it fits); "
+            "shorten it in any text editor, or write the new version to a file and use --from FILE"
+        ) from None
     while True:
         editor.run_editor(copy, command)
         text = editor.read(copy)
@@ -105,7 +115,8 @@ def _discard(copy: WorkingCopy | None) -> None:
 
 def _refused(exc: ContinuityError, copy: WorkingCopy) -> ContinuityError:
     """The refusal, with the file that keeps the person's text; the same exit code as the reason."""
-    message = f"{exc}; nothing was written, your text is kept in {copy.path} (edit it, then --from that file)"
+    reason = str(exc).removesuffix("; nothing was written")  # said once, below
+    message = f"{reason}; nothing was written, your text is kept in {copy.path} (edit it, then --from that file)"
     return UsageError(message) if isinstance(exc, UsageError) else InputRejected(message)
 
 

@@ -28,6 +28,15 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _once(text: str) -> str:
+    """Each sentence once: click and typer may both append the same suggestion ("Did you mean …?")."""
+    seen: list[str] = []
+    for sentence in text.replace("? ", "?\n").replace(". ", ".\n").splitlines():
+        if sentence not in seen:
+            seen.append(sentence)
+    return " ".join(seen)
+
+
 def _trace() -> None:
     if _debug():
         traceback.print_exc()
@@ -37,7 +46,8 @@ def failure(exc: Exception, label: str) -> tuple[str, int]:
     """The error line and exit code for a failure that is not a usage error of click's."""
     _trace()
     if isinstance(exc, ContinuityError):
-        return f"{label}: error: {one_line(str(exc))}", exc.exit_code
+        advice = f"; {exc.advice}" if exc.advice else ""  # the person's, never the model's (errors.py)
+        return f"{label}: error: {one_line(str(exc) + advice)}", exc.exit_code
     if isinstance(exc, OSError):
         name = os.path.basename(str(exc.filename)) if exc.filename else ""
         where = f": {name}" if name else ""
@@ -88,7 +98,7 @@ class FunnelGroup(TyperGroup):
                 click.echo(exc.format_message())
                 click.echo(f"{label}: error: missing command{hint}", err=True)
             else:
-                click.echo(f"{label}: error: {one_line(exc.format_message())}{hint}", err=True)
+                click.echo(f"{label}: error: {_once(one_line(exc.format_message()))}{hint}", err=True)
             code = EXIT_USAGE
         except click.exceptions.ClickException as exc:
             click.echo(f"{label}: error: {one_line(exc.format_message())}", err=True)
@@ -103,7 +113,33 @@ class FunnelGroup(TyperGroup):
         return code
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib import metadata
+
+        try:
+            found = metadata.version("continuity")
+        except metadata.PackageNotFoundError:
+            found = "unknown (not installed)"
+        click.echo(f"continuity {found}")
+        raise typer.Exit(0)
+
+
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print continuity's version and exit."
+    ),
+) -> None:
+    """The application's own options (only --version)."""
+
+
 def new_app(help_text: str) -> typer.Typer:
+    app = _typer(help_text)
+    app.callback()(_root)
+    return app
+
+
+def _typer(help_text: str) -> typer.Typer:
     return typer.Typer(
         cls=FunnelGroup,
         help=help_text,

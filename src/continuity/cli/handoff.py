@@ -50,7 +50,11 @@ def new(
     title: Annotated[str, typer.Option("--title", help="One line: what this handoff is about.")],
     source: Annotated[
         str | None,
-        typer.Option("--from", help="The body: a Markdown file, or - for standard input (default: the template)."),
+        typer.Option(
+            "--from",
+            help="The body (required): a Markdown file with the four sections of templates/handoff.md, or - for "
+            "standard input.",
+        ),
     ] = None,
     session: SessionOption = None,
     json_out: JsonOption = False,
@@ -118,8 +122,11 @@ def current(json_out: JsonOption = False) -> None:
 
     _conn, ctx = writer.connect(Path.cwd())
     project = ctx.project or ""
-    selection = handoff.current(ctx.vault, project)
+    files = handoff.read_all(ctx.vault)
+    selection = handoff.select(files, project)
     chosen = selection.chosen
+    for rel in handoff.newer_unparsed(selection, files, project):
+        warn(f"lifecycle: warning: {rel} is newer but cannot be used; 'lifecycle doctor' says why")
     reason = _secret_free(chosen) if chosen is not None else None
     if json_out:
         document = None

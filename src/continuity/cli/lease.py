@@ -54,9 +54,12 @@ def acquire(
 ) -> None:
     """Take this computer's lease, or extend it (exit 4 while another device holds one)."""
     from continuity.store import lease, writer
+    from continuity.sync import leases
 
     seconds = lease.parse_duration(ttl)
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
+    # With a remote, judge by what the remote records now: a lease released elsewhere is gone there.
+    leases.refresh(ctx.vault, ctx.device)
     taken = writer.acquire_lease(ctx, seconds, task)
     published = _publish(ctx.vault, ctx.device, releasing=False)
     _report(lease.status(ctx.vault, ctx.device) if published.remote else taken, json_out)
@@ -130,6 +133,32 @@ def status(json_out: JsonOption = False) -> None:
         if removed is not None:
             emit(f"removed: {removed.describe()}")
         warn(f"note: {VIEW_NOTE}")
+
+
+@lease_app.command()
+def overlaps(
+    reviewed: Annotated[
+        bool, typer.Option("--reviewed", help="Mark every write listed here as reviewed, on every computer.")
+    ] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """List writes made while another computer held the lease (found at sync), until they are reviewed."""
+    from continuity.store import lease, overlaps as found_overlaps, writer
+
+    _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
+    listed = found_overlaps.open_overlaps(ctx.vault)
+    if reviewed and listed:
+        with lease.local_lock(ctx.vault, on_wait=warn):
+            found_overlaps.mark_reviewed(ctx.vault, ctx.device, [item.id for item in listed])
+    if json_out:
+        emit_json({"version": 1, "overlaps": [item.to_json() for item in listed], "reviewed": reviewed})
+        return
+    for item in listed:
+        emit(item.describe())
+    if not listed:
+        emit("no write made under another computer's lease is waiting for review")
+    elif reviewed:
+        emit(f"marked {len(listed)} as reviewed; run 'lifecycle sync' so the other computers see it")
 
 
 def register(app: typer.Typer) -> None:

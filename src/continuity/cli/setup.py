@@ -76,13 +76,37 @@ def init(
     emit(f"{state}: device {result.device}, project {result.project} -> {result.vault}")
     if result.exclude_added:
         emit(f"git now ignores {result.connection_file.name} (via .git/info/exclude)")
+    if result.created_vault:
+        emit(
+            "next: fill in the ## Brief sections with 'lifecycle edit device' (this computer's DEVICE.md), "
+            "'lifecycle edit project' (PROJECT.md), 'lifecycle edit soul' and 'lifecycle edit preferences', "
+            "then run 'lifecycle render' or 'lifecycle doctor'"
+        )
+        return
+    for line in _joined(onboard.profiles_filled(result.vault, result.project, result.device)):
+        emit(line)
     if clone is not None:
-        emit("next: run 'lifecycle sync' to publish this computer's device profile")
-    emit(
-        "next: fill in the ## Brief sections with 'lifecycle edit device' (this computer's DEVICE.md), "
-        "'lifecycle edit project' (PROJECT.md), 'lifecycle edit soul' and 'lifecycle edit preferences', "
-        "then run 'lifecycle render' or 'lifecycle doctor'"
-    )
+        emit("then run 'lifecycle sync' to publish this computer's device profile")
+
+
+_SHARED = {"soul": "the soul", "preferences": "the preferences", "project": "the project profile"}
+
+
+def _joined(filled: dict[str, bool | None]) -> list[str]:
+    """What a computer joining a vault finds there, and what is left for it: its own device profile.
+
+    The shared profiles are written once, on any computer; inviting each new computer to fill them in
+    again would invite two conflicting edits of one file."""
+    state = {True: "", False: " (not filled in yet)", None: " (missing or unusable: see 'lifecycle doctor')"}
+    there = [_SHARED[name] + state[filled[name]] for name in _SHARED]
+    lines = [f"already in the vault: {', '.join(there)}"]
+    if filled["device"]:
+        lines.append("nothing is left for this computer: its device profile is filled in")
+    else:
+        lines.append(
+            "left for this computer: its device profile (what an agent must know here): 'lifecycle edit device'"
+        )
+    return lines
 
 
 # What init says about how it chose the project (nothing when it was given or already connected).
@@ -159,12 +183,16 @@ def explain_command(event: str, harness_name: str) -> None:
     raise typer.Exit(build.EXIT_FOR_STATUS[brief.status])
 
 
-def _text(result: SyncResult) -> list[str]:
+def _conflict_line(path: str, copy: str) -> str:
+    return f"both computers changed {path}: the remote's version stays, ours is {copy}; compare the two and keep one"
+
+
+def _text(result: SyncResult, waiting: int = 0) -> list[str]:
     lines = list(result.recovered)
     files = len(result.staged) + len(result.removed)
     lines.append(f"committed {files} file(s)" if result.committed else "nothing new to commit")
     for item in result.conflicts:
-        lines.append(f"both computers changed {item.path}: the remote's version stays, ours is {item.copy}")
+        lines.append(_conflict_line(item.path, item.copy))
     if result.offline:
         lines.append(f"offline: {result.offline}; the commit waits for the next sync")
     elif result.pushed:
@@ -173,6 +201,8 @@ def _text(result: SyncResult) -> list[str]:
         lines.append("brought in the remote's commits; nothing to push")
     else:
         lines.append("up to date with the remote")
+    if waiting:  # proposed here or on another computer (an agent's propose_note): the person hears of them
+        lines.append(f"{waiting} candidate(s) wait for review: 'lifecycle review'")
     if result.privacy == "unknown":
         lines.append("note: whether the remote is private could not be told (offline); make sure it is")
     return lines
@@ -190,7 +220,7 @@ def sync(
     json_out: JsonOption = False,
 ) -> None:
     """Commit this computer's changes (secret-gated), fetch, integrate, push (exit 5 if a file was held back)."""
-    from continuity.errors import EXIT_NOT_CONNECTED, EXIT_REJECTED
+    from continuity.errors import EXIT_INTERRUPTED, EXIT_NOT_CONNECTED, EXIT_REJECTED
     from continuity.local import connection
     from continuity.sync import engine
 
@@ -219,15 +249,31 @@ def sync(
                 else f"{'installed' if installed.changed else 'already installed'}: hourly sync"
             )
         return
-    if remote is not None:
-        result = engine.connect_remote(vault, conn.device, remote)
-    else:
-        result = engine.sync(vault, conn.device, on_wait=warn)
+    try:
+        if remote is not None:
+            result = engine.connect_remote(vault, conn.device, remote)
+        else:
+            result = engine.sync(vault, conn.device, on_wait=warn)
+    except KeyboardInterrupt:
+        from continuity.sync import state
+
+        warn(f"lifecycle: error: {state.interrupted_line(vault, conn.device)}")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if json_out:
         emit_json(result.to_json())
     elif not quiet:
-        for line in _text(result):
+        from continuity.memory import inbox
+
+        for line in _text(result, len(inbox.candidates(vault))):
             emit(line)
+    else:  # the hourly entry: cron mails what reaches stderr, and a conflict copy waits on the person
+        for conflict in result.conflicts:
+            warn(f"lifecycle: warning: {_conflict_line(conflict.path, conflict.copy)}")
+    for overlap in result.under_lease:  # on stderr, so the hourly entry (--quiet) mails it too
+        warn(
+            f"lifecycle: warning: {overlap.describe()}; it was pushed and nothing is lost: 'lifecycle doctor' "
+            "reports it on every computer until you review it ('lifecycle lease overlaps')"
+        )
     for item in result.held:
         warn(f"lifecycle: held back: {item.message()}")
     if result.held:

@@ -37,6 +37,7 @@ from continuity import limits
 from continuity.brief import render, sources
 from continuity.errors import ContinuityError, NotConnected, NoteError
 from continuity.health import outbox_paths
+from continuity.health.memory_notes import note_checks
 from continuity.health.report import Check, Report, check
 from continuity.health.sync_state import sync_checks
 from continuity.local import connection
@@ -45,14 +46,8 @@ from continuity.local.repo import find_repo_root
 from continuity.vault import scan
 
 # Environment variables doctor (and what it calls) reads; `resolved.environment` shows their values.
-ENV_READ = (
-    connection.ENV_CONNECTION,
-    "HOME",
-    "XDG_CACHE_HOME",
-    "XDG_STATE_HOME",
-    "CONTINUITY_NO_CACHE",
-    "CONTINUITY_DEBUG",
-)
+_ENV = "HOME XDG_CACHE_HOME XDG_STATE_HOME CONTINUITY_NO_CACHE CONTINUITY_DEBUG"
+ENV_READ: tuple[str, ...] = (connection.ENV_CONNECTION, *_ENV.split())
 MAX_NAMED = 10  # names listed in one check's message before "and N more"
 MAX_CRASH_CHARS = 200  # of a crashed check's exception message (its first line) in the check's message
 _FOUND_VIA = {
@@ -283,7 +278,8 @@ def _handoff_checks(out: _Run, gathered: sources.Gathered, project: str) -> None
             "handoffs",
             "warn",
             f"{len(current)} current handoffs for project {project!r}: {_names([h.rel for h in current])}; "
-            f"only the newest ({selection.chosen.rel}) is loaded: mark the others superseded",
+            f"only the newest is loaded: keep one, and for each other run 'lifecycle supersede ID --by "
+            f"{selection.chosen.rel.rpartition('/')[2].removesuffix('.md').lower()}'",
         )
     elif current:
         out.add("handoffs", "ok", f"one current handoff for project {project!r}: {current[0].rel}")
@@ -397,4 +393,6 @@ def _mcp_servers(ctx: Context) -> list[Check]:
     return mcp_servers.checks(ctx.conn.repo or find_repo_root(ctx.cwd), ctx.environ)
 
 
-PROVIDERS.extend([_hook_pin, _deliveries, _hook_scopes, _hook_python, _project_identity, _mcp_servers, sync_checks])
+PROVIDERS.extend(
+    [_hook_pin, _deliveries, _hook_scopes, _hook_python, _project_identity, _mcp_servers, sync_checks, note_checks]
+)

@@ -106,8 +106,10 @@ class ScanReport:
         if self.clean:
             return f"{checked}: nothing found"
         secret = sum(1 for item in self.files if item.secret)
-        return (
-            f"{checked}: {len(self.files)} with findings ({secret} secret-like); no value is shown. "
+        found = f"{checked}: {len(self.files)} with findings ({secret} secret-like); no value is shown. "
+        if not secret:
+            return found + "Fix each file named above (the loader leaves it out until then)"
+        return found + (
             "Remove a secret (and rotate it if it was shared) or mark a false positive with "
             "'pragma: allowlist secret' on its line"
         )

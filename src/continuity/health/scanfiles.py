@@ -87,7 +87,7 @@ def _target(path: Path, cwd: Path, fallback: Path, seen: dict[Path, bool], unlis
 Found = list[tuple[Path, bool]]  # (path, True when it is a folder that could not be listed)
 
 
-def _walk(folder: Path, found: Found) -> None:
+def walk(folder: Path, found: Found) -> None:
     """Every non-hidden `*.md` entry and every non-hidden link below `folder`, links not followed.
 
     Depth first in name order, with an explicit stack rather than recursion: a folder nested a few
@@ -148,7 +148,7 @@ def targets(paths: list[str], cwd: Path) -> list[Target]:
             raise UsageError(_redacted(f"{given}: cannot be examined ({exc.strerror})")) from None
         if stat.S_ISDIR(info.st_mode):
             found: Found = []
-            _walk(path, found)
+            walk(path, found)
             # A folder that could not be listed is named relative to the folder above it.
             listed = [_target(item, cwd, path if item != path else path.parent, seen, bad) for item, bad in found]
         else:
@@ -161,7 +161,7 @@ def targets(paths: list[str], cwd: Path) -> list[Target]:
 def vault_targets(vault: Path) -> list[Target]:
     """Every note of a whole vault, named by its vault-relative path."""
     found: Found = []
-    _walk(vault, found)
+    walk(vault, found)
     out = []
     for path, bad in found:
         rel = _relative(path, vault)

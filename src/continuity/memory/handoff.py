@@ -14,6 +14,7 @@ large, rather than letting an older handoff stand in for it.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,7 +28,7 @@ BRIEF_SECTIONS = ("Goal and status", "Next actions", "Risks and decisions")
 # The brief leaves `Completed work` out to stay short; it says where that section is instead.
 COMPLETED_ELSEWHERE = (
     "(Its `Completed work` section, with the evidence, is not in this brief: it is in the handoff's file, "
-    "and `lifecycle handoff current` prints it.)"
+    "and `lifecycle handoff show {id}` prints it.)"
 )
 STATUSES = ("current", "superseded", "historical")
 
@@ -51,6 +52,35 @@ class Selection:
         self.chosen: Handoff | None = None
         self.current: list[Handoff] = []
         self.invalid: list[tuple[str, str]] = []  # (rel, message)
+
+
+_NAME_STAMP = re.compile(r"^([0-9]{8}T[0-9]{6}Z)-")
+_PROJECT_LINE = re.compile(rb"^project:[ \t]*[\"']?([^\"'\s]+)", re.M)
+
+
+def _name_stamp(rel: str) -> str | None:
+    match = _NAME_STAMP.match(rel.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
+
+
+def newer_unparsed(selection: Selection, files: list[tuple[str, bytes | NoteError]], project: str) -> list[str]:
+    """The handoff files that cannot be used, whose name's UTC timestamp is newer than the chosen
+    handoff's (or any, when none was chosen), and that are this project's as far as can be told (a
+    `project:` line naming it, or none to be found): the person may have meant one to be current."""
+    bad = {rel for rel, _message in selection.invalid}
+    chosen = selection.chosen
+    floor = ""
+    if chosen is not None:
+        floor = _name_stamp(chosen.rel) or chosen.created.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out: list[str] = []
+    for rel, data in files:
+        stamp = _name_stamp(rel)
+        if rel not in bad or stamp is None or stamp <= floor or not isinstance(data, bytes):
+            continue  # a link, a FIFO, an unreadable entry: not a text someone wrote (doctor names those)
+        named = _PROJECT_LINE.search(data[:4096])
+        if named is None or named.group(1).decode("utf-8", "replace") == project:
+            out.append(rel)
+    return out
 
 
 def parse_handoff(data: bytes, rel: str) -> Handoff:
@@ -157,7 +187,7 @@ def brief_text(handoff: Handoff) -> str:
             parts.append(f"## {title}\n{text.strip()}")
     completed = notes.section(handoff.note.body, "Completed work")
     if completed is not None and completed.strip():
-        parts.append(COMPLETED_ELSEWHERE)
+        parts.append(COMPLETED_ELSEWHERE.format(id=id_for_name(handoff.rel.rsplit("/", 1)[-1])))
     return "\n\n".join(parts)
 
 

@@ -209,3 +209,35 @@ def _superseded_text(previous: Handoff, new_id: str) -> str:
     meta["status"] = "superseded"
     meta["superseded_by"] = new_id
     return notes.compose(meta, previous.note.body)
+
+
+def is_handoff(vault_root: Path, handoff_id: str) -> bool:
+    """True when `handoff_id` names a file of `20-state/handoffs/` (its lower-cased stem)."""
+    stem = handoff_id.removesuffix(".md").lower()
+    return any(id_for_name(rel.rpartition("/")[2]) == stem for rel, _data in read_all(vault_root))
+
+
+def supersede(ctx: WriteContext, old_id: str, new_id: str) -> tuple[Handoff, Handoff]:
+    """`lifecycle supersede OLD --by NEW` for two handoffs: OLD (a current one) is marked superseded by
+    NEW, which stays as it is; what doctor asks for when a project has several current handoffs."""
+    from continuity.memory.handoff import find
+    from continuity.store import writer
+
+    with writer.transaction(ctx) as tx:
+        old, new = find(ctx.vault, old_id.lower()), find(ctx.vault, new_id.lower())
+        if old.rel == new.rel:
+            raise InputRejected("a handoff cannot supersede itself")
+        if old.note.meta.get("status") != "current":
+            raise InputRejected(f"{old_id} is not a current handoff (status {old.note.meta.get('status')})")
+        if new.note.meta.get("project") != old.note.meta.get("project"):
+            raise InputRejected(f"{new_id} is a handoff of another project than {old_id}")
+        new_name = id_for_name(new.rel.rpartition("/")[2])
+        tx.replace(
+            old.rel,
+            _superseded_text(old, new_name),
+            op="handoff.supersede",
+            note_id=str(old.note.meta.get("id") or ""),
+            cap=limits.LIFECYCLE_TEXT_CAP_BYTES,
+            expect_sha256=writer.sha256_hex(old.data),
+        )
+    return old, new

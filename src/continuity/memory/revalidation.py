@@ -133,9 +133,10 @@ class Verified:
 
 def verifiable(vault_root: Path, note_id: str) -> Found:
     """The approved note `note_id`, or exit 5 with one line saying why it cannot be re-verified."""
-    found = find_note(vault_root, note_id, (*layout.APPROVED_FOLDERS, layout.CANDIDATES))
+    archived = f"{layout.ARCHIVE}/{layout.CANDIDATES}"  # where an approved candidate went
+    found = find_note(vault_root, note_id, (*layout.APPROVED_FOLDERS, layout.CANDIDATES, archived))
     status = found.meta.get("status")
-    if found.rel.startswith(layout.CANDIDATES + "/"):
+    if found.rel.startswith((layout.CANDIDATES + "/", archived + "/")):
         approved_as = found.text("approved_as")
         hint = f"verify the approved note {approved_as}" if approved_as else "a person approves it first"
         raise InputRejected(f"{note_id} is a candidate (status {status}), not an approved note; {hint}")

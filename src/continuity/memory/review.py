@@ -2,7 +2,8 @@
 
 Observation becomes a *candidate* (`20-state/candidates/`, cold) with provenance: device, session and
 time. Only the person turns a candidate into an *approved* note (`30-memory/<kind>s/`, warm) with
-`verified` and `revalidate_by` dates; the candidate stays behind, marked approved, as the audit trail.
+`verified` and `revalidate_by` dates; the candidate leaves the queue for `90-archive/`, marked approved,
+as the audit trail.
 A claim that stops being true is not rewritten: a new note *supersedes* it, and both are linked. A
 note may replace several (two facts merged into one): its `supersedes` is then the list of their ids,
 and a single id as before while it replaces one, so notes written earlier read the same; each old note
@@ -147,9 +148,9 @@ def new_candidate(
 
 def load_candidate(vault_root: Path, candidate_id: str) -> Found:
     """A candidate that can be approved (exit 5 otherwise), for showing before asking."""
-    found = find_note(vault_root, candidate_id, (layout.CANDIDATES,))
+    found = find_note(vault_root, candidate_id, (layout.CANDIDATES, f"{layout.ARCHIVE}/{layout.CANDIDATES}"))
     status = found.meta.get("status")
-    if status != "candidate":
+    if status != "candidate" or found.rel.startswith(layout.ARCHIVE + "/"):
         raise InputRejected(f"{candidate_id} is not awaiting approval (status {status})")
     kind = found.meta.get("type")
     if kind == "preference":
@@ -248,15 +249,15 @@ def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = limi
                 note_id=note_id,
                 cap=NOTE_CAP_BYTES,
             )
-        tx.replace(
-            cand.rel,
-            cand_text,
-            op="note.approve",
-            note_id=candidate_id,
-            cap=limits.LIFECYCLE_TEXT_CAP_BYTES,
-            expect_sha256=writer.sha256_hex(cand.data),
-        )
-    return Approved(note_id, rel, candidate_id, cand.rel, due)
+        # The candidate leaves the review queue: it moves to 90-archive/, marked approved, as the audit
+        # trail (beside any earlier copy of that name, never over it).
+        kept = f"{layout.ARCHIVE}/{cand.rel}"
+        if os.path.lexists(ctx.vault / kept):
+            kept = f"{kept.removesuffix('.md')}.{now.astimezone(dt.timezone.utc):%Y%m%dT%H%M%SZ}.md"
+        tx.create(kept, cand_text, op="note.approve", note_id=candidate_id, cap=limits.LIFECYCLE_TEXT_CAP_BYTES)
+        tx.expect(cand.rel, writer.sha256_hex(cand.data))
+        tx.remove(cand.rel, op="note.approve", note_id=candidate_id)
+    return Approved(note_id, rel, candidate_id, kept, due)
 
 
 # ------------------------------------------------------------------------- supersede and archive
@@ -284,6 +285,11 @@ def supersede(ctx: WriteContext, old_id: str, new_id: str) -> Superseded:
 
     NEW keeps every note it superseded before: `supersedes` becomes a list once it holds two.
     """
+    from continuity.memory import handoff_write
+
+    if handoff_write.is_handoff(ctx.vault, old_id):
+        old_handoff, new_handoff = handoff_write.supersede(ctx, old_id, new_id)
+        return Superseded(old_id, old_handoff.rel, new_id, new_handoff.rel)
     if check_id(old_id) == check_id(new_id):
         raise InputRejected("a note cannot supersede itself")
     now = ctx.clock()
@@ -321,6 +327,15 @@ def supersede(ctx: WriteContext, old_id: str, new_id: str) -> Superseded:
     return Superseded(old_id, old.rel, new_id, new.rel)
 
 
+def _same_note(meta: dict[str, Any], body: str, found: Found) -> bool:
+    """True when an archived copy is this very note (a run that stopped before removing the original):
+    the same body and the same frontmatter but for what archiving itself sets."""
+    ignored = ("status", "archived")
+    return body == found.note.body and {k: v for k, v in meta.items() if k not in ignored} == {
+        k: v for k, v in found.meta.items() if k not in ignored
+    }
+
+
 @dataclass(frozen=True)
 class Archived:
     id: str
@@ -331,8 +346,8 @@ class Archived:
         return {"version": 1, "id": self.id, "from": self.from_rel, "path": self.rel}
 
 
-def archive(ctx: WriteContext, note_id: str) -> Archived:
-    """Move a note into `90-archive/` under its original relative path, marked archived."""
+def archive(ctx: WriteContext, note_id: str, reason: str | None = None) -> Archived:
+    """Move a note into `90-archive/` under its original relative path, marked archived (and why)."""
     now = ctx.clock()
     with writer.transaction(ctx) as tx:
         found = find_note(ctx.vault, note_id, ARCHIVABLE_FOLDERS)
@@ -344,14 +359,18 @@ def archive(ctx: WriteContext, note_id: str) -> Archived:
         elif meta.get("status") == "current":
             meta["status"] = "historical"
         meta["archived"] = now
+        if reason:
+            meta["archived_reason"] = reason
         text = notes.compose(meta, found.note.body)
-        if os.path.lexists(ctx.vault / target):
-            # Done only if it is this very note, archived by a run that stopped before removing the
-            # original; a later note that reused the id and name must not be deleted in its place.
-            done = read_note(ctx.vault, target)
-            if done is None or done.meta.get("id") != note_id or done.note.body != found.note.body:
-                raise writer.Exists(f"{target} already exists; refusing to overwrite it")
-        else:
+        done = read_note(ctx.vault, target) if os.path.lexists(ctx.vault / target) else None
+        if done is None or not _same_note(done.meta, done.note.body, found):
+            # An archived copy of another version (a sync brought both, or the id was reused) is never
+            # overwritten and never taken for this one: this version is archived beside it.
+            if os.path.lexists(ctx.vault / target):
+                stem = target.removesuffix(".md")
+                target = f"{stem}.{now.astimezone(dt.timezone.utc):%Y%m%dT%H%M%SZ}.md"
+                if os.path.lexists(ctx.vault / target):
+                    raise writer.Exists(f"{target} already exists; refusing to overwrite it")
             tx.create(target, text, op="note.archive", note_id=note_id, cap=limits.LIFECYCLE_TEXT_CAP_BYTES)
         tx.expect(found.rel, writer.sha256_hex(found.data))
         tx.remove(found.rel, op="note.archive", note_id=note_id)

@@ -78,7 +78,7 @@ def _check_sources(files: Sequence[Path]) -> list[Path]:
         try:
             info = os.lstat(source)
         except FileNotFoundError:
-            raise InputRejected(f"{source} does not exist") from None
+            raise UsageError(f"{source} does not exist") from None  # a missing input is a usage error (exit 2)
         if stat.S_ISLNK(info.st_mode):
             raise InputRejected(f"{source} is a link; deliver the file it points to instead")
         if not stat.S_ISREG(info.st_mode):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -161,9 +162,19 @@ def script_digest(script: Path) -> str:
     return hashlib.sha256(script.read_bytes()).hexdigest()
 
 
+def packaged_script(name: str) -> Path:
+    """One of the scripts the schedulers run: the installed package's own copy (`continuity/_scripts/`),
+    else, for an editable install, the `scripts/` folder of the checkout this package runs from."""
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "_scripts" / name
+    if packaged.is_file():
+        return packaged
+    return package.parents[1] / "scripts" / name
+
+
 def default_script() -> Path:
-    """`scripts/artifactctl.py` of the checkout this package runs from."""
-    return Path(__file__).resolve().parents[3] / "scripts" / "artifactctl.py"
+    """`artifactctl.py` of this installation (see `packaged_script`)."""
+    return packaged_script("artifactctl.py")
 
 
 # --- the hourly scheduler entry ----------------------------------------------------------------------
@@ -217,7 +228,7 @@ def merge_crontab(table: str, line: str, marker: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _run(command: list[str], what: str) -> subprocess.CompletedProcess[str]:
+def _run(command: list[str], what: str, job: str = "artifactctl sweep") -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             command,
@@ -227,9 +238,7 @@ def _run(command: list[str], what: str) -> subprocess.CompletedProcess[str]:
             check=False,
         )
     except FileNotFoundError:
-        raise ContinuityError(
-            f"{command[0]} was not found; install {what}, or run 'artifactctl sweep' some other way"
-        ) from None
+        raise ContinuityError(f"{command[0]} was not found; install {what}, or run '{job}' some other way") from None
     except subprocess.TimeoutExpired:
         raise ContinuityError(f"{command[0]} did not answer; nothing was changed") from None
 
@@ -238,8 +247,11 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "no message")
 
 
-def read_crontab() -> str:
-    proc = _run(["crontab", "-l"], "cron")
+def read_crontab(job: str = "artifactctl sweep", *, dry_run: bool = False) -> str:
+    """The person's crontab; with `dry_run` and no `crontab` command, an empty one (nothing is written)."""
+    if dry_run and shutil.which("crontab") is None:
+        return ""
+    proc = _run(["crontab", "-l"], "cron", job)
     if proc.returncode == 0:
         return proc.stdout
     if "no crontab" in proc.stderr.lower():
@@ -255,10 +267,10 @@ def _write_temp(data: bytes, suffix: str) -> Path:
     return Path(name)
 
 
-def write_crontab(table: str) -> None:
+def write_crontab(table: str, job: str = "artifactctl sweep") -> None:
     path = _write_temp(table.encode("utf-8"), ".crontab")
     try:
-        proc = _run(["crontab", str(path)], "cron")
+        proc = _run(["crontab", str(path)], "cron", job)
     finally:
         path.unlink()
     if proc.returncode != 0:
@@ -308,7 +320,8 @@ def install_sweeper(
     script = script or default_script()
     if not script.is_file() or script.is_symlink():
         raise ContinuityError(
-            f"{script} is missing or a link; install-sweeper pins the scripts/artifactctl.py of a continuity checkout"
+            f"{script} is missing or a link; install-sweeper pins the artifactctl.py of this continuity "
+            "installation; reinstall continuity"
         )
     digest = script_digest(script)
     python = python or sys.executable
@@ -318,7 +331,7 @@ def install_sweeper(
     activate(repo, moment, dry_run=True, adopt=True)  # legacy data stops us before anything is read or written
     if scheduler == "cron":
         entry = cron_line(repo, script, digest, python)
-        table = read_crontab()  # an unreadable table stops us before activation
+        table = read_crontab(dry_run=dry_run)  # an unreadable table stops us before activation
         merged = merge_crontab(table, entry, marker)
         changed = merged != table
         _, activated = activate(repo, moment, dry_run=dry_run, adopt=True)

@@ -311,7 +311,8 @@ def refuse_if_foreign(current: LeaseStatus) -> None:
         task = f" ({lease.task})" if lease.task else ""
         raise LeaseHeld(
             f"device {lease.device} holds the writer lease until {notes.format_utc(lease.expires)}{task}; "
-            "wait for it to finish, or run 'lifecycle lease release --force' if that device is gone"
+            "nothing was written",
+            advice="wait for it to finish, or run 'lifecycle lease release --force' if that device is gone",
         )
 
 

@@ -256,3 +256,27 @@ def remember_device(root: Path, device: str) -> None:
         return
     record.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     atomic.write_text(record, device + "\n", 0o600)
+
+
+def profiles_filled(vault: Path, project: str, device: str) -> dict[str, bool | None]:
+    """For each profile a computer that joins may find (soul, preferences, project, device): True when
+    its `## Brief` holds text of the person's own, False when it holds only the template's placeholder
+    text, None when it is missing or unusable (doctor says why)."""
+    from continuity.errors import NoteError
+    from continuity.vault import access, placeholders
+
+    rels = {
+        "soul": layout.SOUL,
+        "preferences": layout.PREFERENCES,
+        "project": layout.project_profile(project),
+        "device": layout.device_profile(device),
+    }
+    out: dict[str, bool | None] = {}
+    for name, rel in rels.items():
+        try:
+            note = notes.parse_note(access.read_capped(vault, rel, limits.LIFECYCLE_TEXT_CAP_BYTES), rel)
+        except NoteError:
+            out[name] = None
+            continue
+        out[name] = not placeholders.only_placeholders(notes.compact_part(note.body))
+    return out

@@ -284,7 +284,10 @@ def message(device: str, ops: list[tuple[str, str]], staged: Staged) -> str:
     from continuity.gate.secrets import redact
 
     counts: dict[str, int] = {}
-    for op, _path in ops:
+    # A write that takes and gives back the lease itself (`edit`) journals both; the summary counts the
+    # person's operations, and lease operations only when nothing else happened (`lease acquire`).
+    counted = [op for op, _path in ops if not op.startswith("lease.")] or [op for op, _path in ops]
+    for op in counted:
         counts[op] = counts.get(op, 0) + 1
     summary = ", ".join(f"{op} x{count}" for op, count in sorted(counts.items()))
     files = len(staged.staged) + len(staged.removed)

@@ -34,10 +34,10 @@ from typing import Any
 
 from continuity import limits
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
-from continuity.store import atomic, lease
-from continuity.sync import commit, ignore, recovery, remote, state
+from continuity.store import atomic, lease, overlaps
+from continuity.sync import commit, ignore, recovery, remote, state, underlease
 from continuity.sync.combine import Combined, Conflict, cap_incoming, integrate
-from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault
+from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault, reach
 from continuity.sync.recovery import checkout
 from continuity.vault import access
 
@@ -75,6 +75,7 @@ class SyncResult:
     recovered: tuple[str, ...]
     offline: str | None = None
     privacy: str | None = None  # for `--remote`: private | local | unknown
+    under_lease: tuple[overlaps.Overlap, ...] = ()  # writes this push carries that another's lease covered
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,6 +93,7 @@ class SyncResult:
             "recovered": list(self.recovered),
             "offline": self.offline,
             "privacy": self.privacy,
+            "under_lease": [item.to_json() for item in self.under_lease],
         }
 
 
@@ -106,6 +108,7 @@ class _Run:
     recovered: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # incoming files over the size cap, never checked out
+    under_lease: list[overlaps.Overlap] = field(default_factory=list)
 
 
 def remote_url(git: Git) -> str:
@@ -126,6 +129,8 @@ def harden(git: Git) -> None:
 
 def _offline(error: GitFailed) -> str | None:
     detail = error.stderr.lower() + " " + str(error).lower()
+    if any(word in detail for word in remote.NOT_OFFLINE_WORDS):
+        return None  # it answered and refused: git's reason is the error, never "offline"
     if any(word in detail for word in _OFFLINE_WORDS):
         return remote.strip_credentials(str(error))
     return None
@@ -209,11 +214,11 @@ def sync(
         return _sync_locked(run, after_integrate)
 
 
-def _commit(run: _Run) -> tuple[str | None, commit.Staged]:
+def _commit(run: _Run, only: set[str] | None = None) -> tuple[str | None, commit.Staged]:
     git = run.git
     head = git.rev(HEAD_REF)
     ignore.tidy(git.vault)  # before every commit: no ignore line that arrived can hide a note
-    staged = commit.stage(git, run.only)
+    staged = commit.stage(git, run.only if only is None else only)
     if not staged.staged and not staged.removed:
         return None, staged  # the index is the last commit's (held files were given back their committed state)
     journal_changed = access.journal(git.device) in staged.staged
@@ -247,8 +252,10 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         run.conflicts.extend(combined.conflicts)
         if combined.commit and combined.commit != head:
             checkout(git, head, combined.commit, run.now)
-        if after_integrate is not None and after_integrate(git):
-            extra, more = _commit(run)
+        found, recorded = underlease.check(git, theirs)
+        run.under_lease[:] = found
+        if (after_integrate is not None and after_integrate(git)) or recorded:
+            extra, more = _commit(run, None if run.only is None else run.only | {overlaps.record_rel(git.device)})
             made = extra or made
             staged = commit.Staged(staged.staged + more.staged, staged.removed + more.removed, more.held)
         head = git.rev(HEAD_REF)
@@ -308,6 +315,7 @@ def _result(
         attempts,
         tuple(run.recovered),
         offline,
+        under_lease=tuple(run.under_lease),
     )
 
 
@@ -328,15 +336,18 @@ def connect_remote(vault: Path, device: str, url: str, *, now: dt.datetime | Non
     if os.path.lexists(vault / ".git") and not is_git_vault(vault):
         raise InputRejected(f"{vault}/.git is not a folder; it was left alone")
     with lease.local_lock(vault):
+        current = git.probe(["config", "--get", f"remote.{REMOTE}.url"]) if is_git_vault(vault) else None
+        existing = (
+            current.stdout.decode("utf-8", "surrogateescape").strip() if current and not current.returncode else None
+        )
+        if existing is not None and existing != checked.url and git.rev(TRACKING) is not None:
+            raise UsageError("this vault already has another remote; change it with git itself if you mean to")
+        if existing != checked.url:  # none yet, or one that never answered a fetch: replaced once it answers
+            reach(git, checked.url)
         if not is_git_vault(vault):
             git.run(["init", "--quiet", f"--initial-branch={BRANCH}"])
-        current = git.probe(["config", "--get", f"remote.{REMOTE}.url"])
-        if current.returncode == 0:
-            existing = current.stdout.decode("utf-8", "surrogateescape").strip()
-            if existing != checked.url:
-                raise UsageError("this vault already has another remote; change it with git itself if you mean to")
-        else:
-            git.run(["remote", "add", REMOTE, checked.url])
+        if existing != checked.url:
+            git.run(["remote", "set-url" if existing is not None else "add", REMOTE, checked.url])
         git.run(["config", f"remote.{REMOTE}.fetch", f"+refs/heads/*:refs/remotes/{REMOTE}/*"])
         harden(git)
         ignore.tidy(vault)

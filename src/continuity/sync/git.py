@@ -222,3 +222,15 @@ def is_git_vault(vault: Path) -> bool:
     """A vault that `lifecycle sync --remote` (or `init --clone`) made a Git vault: `.git` is a folder."""
     marker = vault / ".git"
     return marker.is_dir() and not marker.is_symlink()
+
+
+def reach(git: Git, url: str) -> None:
+    """Ask the remote for its branches before it is saved: NotConnected with git's own reason when it
+    cannot answer, so a mistyped or unusable remote is never kept (nothing is saved)."""
+    proc = git.probe(["ls-remote", "--heads", url])
+    if proc.returncode == 0:
+        return
+    raise NotConnected(
+        f"the remote cannot be used ({first_line(proc.stderr)}); nothing was saved: check the URL, that this "
+        "computer can reach it and that you may read it, then run 'lifecycle sync --remote URL' again"
+    )

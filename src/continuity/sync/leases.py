@@ -41,6 +41,14 @@ def has_remote(vault: Path, device: str) -> bool:
     return Git(vault, device).probe(["config", "--get", f"remote.{REMOTE}.url"]).returncode == 0
 
 
+def refresh(vault: Path, device: str, *, now: dt.datetime | None = None) -> bool:
+    """Bring in the remote's lease state before judging it (nothing of this computer is committed);
+    False without a remote or offline, when only what this computer saw last can be judged."""
+    if not has_remote(vault, device):
+        return False
+    return engine.sync(vault, device, now=now, only=set()).offline is None
+
+
 def publish(
     vault: Path,
     device: str,

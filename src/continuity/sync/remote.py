@@ -149,3 +149,7 @@ def refuse_public(remote: Remote, privacy: Privacy) -> None:
         raise InputRejected(
             f"the repository on {host} is public ({privacy.detail}); make it private, then run this again"
         )
+
+
+# Words of git's that mean the remote answered but refuses this computer, not that it is offline.
+NOT_OFFLINE_WORDS = ("dubious ownership", "permission denied", "access denied")

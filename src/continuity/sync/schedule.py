@@ -1,10 +1,11 @@
 """The optional hourly `lifecycle sync`, installed through the same scheduler code as the outbox sweeper.
 
-The entry runs `scripts/vault-sync.py` from this checkout, but only after a few lines of standard-library
-Python have checked the script's SHA-256 against the digest written into the entry, exactly as the
-sweeper's entry does: an edited script is refused (cron mails the refusal), never run. One entry per
-checkout (its marker names the checkout by a digest of its path), replaced in place on a re-install;
-every other line of the crontab is kept. On Windows the entry is a Task Scheduler task.
+The entry runs this installation's `vault-sync.py` (the installed package's `continuity/_scripts/`
+copy, or a checkout's `scripts/` for an editable install) in this checkout, but only after a few
+lines of standard-library Python have checked the script's SHA-256 against the digest written into the
+entry, exactly as the sweeper's entry does: an edited script is refused (cron mails the refusal),
+never run. One entry per checkout (its marker names the checkout by a digest of its path), replaced
+in place on a re-install; every other line of the crontab is kept. On Windows the entry is a Task Scheduler task.
 """
 
 from __future__ import annotations
@@ -38,8 +39,13 @@ class Installed:
     dry_run: bool
 
 
+SCRIPT = "vault-sync.py"
+JOB = "lifecycle sync"
+
+
 def default_script() -> Path:
-    return Path(__file__).resolve().parents[3] / "scripts" / "vault-sync.py"
+    """`vault-sync.py` of this installation: the installed package's copy, else the checkout's."""
+    return sweep.packaged_script(SCRIPT)
 
 
 def marker_for(repo: Path) -> str:
@@ -65,15 +71,16 @@ def install(repo: Path, *, script: Path | None = None, python: str | None = None
     script = script or default_script()
     if not script.is_file() or script.is_symlink():
         raise ContinuityError(
-            f"{script} is missing or a link; --install-hourly pins a checkout's scripts/vault-sync.py"
+            f"{script} is missing or a link; --install-hourly pins the {SCRIPT} of this continuity installation; "
+            "reinstall continuity"
         )
     if sys.platform == "win32":
         raise ContinuityError("--install-hourly installs a cron entry; on Windows schedule 'lifecycle sync' yourself")
     digest = sweep.script_digest(script)
     entry = cron_line(repo, script, digest, python or sys.executable)
-    table = sweep.read_crontab()
+    table = sweep.read_crontab(JOB, dry_run=dry_run)
     merged = sweep.merge_crontab(table, entry, marker_for(repo))
     changed = merged != table
     if changed and not dry_run:
-        sweep.write_crontab(merged)
+        sweep.write_crontab(merged, JOB)
     return Installed("cron", entry, script, digest, changed, dry_run)

@@ -120,3 +120,24 @@ def describe(vault: Path, device: str) -> SyncState:
     else:
         word = "in-sync"
     return SyncState(word, ahead, behind, last_time, interrupted)
+
+
+def interrupted_line(vault: Path, device: str) -> str:
+    """What a sync stopped by Ctrl-C left, in one sentence for the person (read from the records)."""
+    phase = (running(vault) or {}).get("phase")
+    seen = describe(vault, device)
+    where = {
+        "commit": "while committing this computer's changes",
+        "integrate": "while bringing in the remote's commits",
+        "checkout": "while updating the vault's files",
+    }.get(str(phase), "before it began" if phase is None and not seen.interrupted else "part way")
+    if phase == "commit":
+        waiting = "this computer's changes may not be committed yet"
+    elif seen.ahead:
+        waiting = f"{seen.ahead} commit(s) of this computer may not have reached the remote"
+    else:
+        waiting = "no commit of this computer was waiting to be pushed"
+    return (
+        f"interrupted {where}: {waiting}; nothing is lost, and the next 'lifecycle sync' finishes or undoes "
+        "what this one began"
+    )

@@ -85,6 +85,9 @@ def check(path: Path) -> None:
         raise InputRejected(f"{path} is not a folder; give the vault's folder")
     if not (path / layout.SYSTEM).is_dir():
         # A mistyped path must not be turned into half a vault: a vault has its 00-system/ folder.
+        inside = next((folder for folder in list(path.parents)[:ANCESTORS_ABOVE] if is_vault(folder)), None)
+        if inside is not None:
+            raise InputRejected(f"{path} is a folder inside the vault {inside}; run init with --vault {inside}")
         raise InputRejected(
             f"{path} is not a vault (it has no {layout.SYSTEM}/): check the path, and that the sync engine "
             "has finished copying the vault; --new creates a vault only in an absent or empty folder"

@@ -41,6 +41,9 @@ STOP_REVIEW = "review"
 STOP_UNREADABLE = "unreadable"
 
 
+GIT_SYNC = "lifecycle sync"  # the engine doctor names for a Git vault's own conflict copies
+
+
 @dataclass(frozen=True)
 class Conflict:
     rel: str
@@ -209,6 +212,9 @@ def scan(
     complete = state.stop is None
     if complete:
         _archive_temporaries(state)
+    if state.conflicts and _lstat(root / ".git") is not None:
+        # `lifecycle sync` names its copies as Syncthing does; in a Git vault they are its own.
+        state.conflicts = [Conflict(c.rel, GIT_SYNC if c.engine == "syncthing" else c.engine) for c in state.conflicts]
     return ScanResult(
         entries=state.entries,
         dirs=len(state.scheduled),
@@ -313,8 +319,8 @@ def verdicts(result: ScanResult) -> list[Verdict]:
             (
                 "scan.conflicts",
                 "warn",
-                f"{len(named)} sync-conflict copies: {_names(named)}; compare each with its original, "
-                "merge by hand, then delete the copy",
+                f"{len(named)} sync-conflict copies: {_names(named)}; 'lifecycle review' keeps one side of each "
+                "or merges the two (the other side is archived), or compare and merge by hand",
             )
         )
     else:

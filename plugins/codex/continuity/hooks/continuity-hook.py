@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "c5ef100ca6542af05ae31d65e30e12e7e964da81e337789d3d126751d59b6df9"
+STARTUP_SCRIPT_SHA256 = "6e54cc874e19e4d559b056687b0f07ed355b1ce752ffc5ad80f29ffc448299d8"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")

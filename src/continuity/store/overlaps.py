@@ -1,0 +1,197 @@
+"""Writes made under another computer's lease: found at sync, recorded, reported until reviewed.
+
+A computer that has not synced yet cannot see a lease another computer took meanwhile, so it may
+write (a handoff, a note) while that lease holds. Refusing such a write after the fact would lose
+it, so a sync pushes it like any other and records the overlap instead: after integrating, the
+operations this device's journal gained since the remote last saw it are compared with every other
+device's lease now visible; an operation whose time falls inside such a lease (from `acquired` to
+`expires`) was written under it. The sync names each one, and the record lets `doctor` on every
+computer report it until the person has looked.
+
+Each device writes only its own record, `.continuity/overlaps/<device>.json` (as with leases, so no
+two computers write one synchronized file): versioned JSON with `device`, `overlaps` (each `id`,
+`lease_device`, `lease_task`, `lease_acquired`, `lease_expires`, `ops` [`op`, `path`, `ts`]) and
+`reviewed` (the ids of any device's overlaps this person has reviewed on this computer, through
+`lifecycle lease overlaps --reviewed`). An overlap is open until some device's record lists it as
+reviewed. Lease operations themselves are never an overlap: taking a lease is how the race is seen.
+
+What it cannot see: a lease released before this computer synced is gone from the remote, so a write
+made under it is not found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from continuity import limits
+from continuity.errors import NoteError
+from continuity.ids import is_valid_id
+from continuity.store import atomic, lease
+from continuity.vault import access, layout, notes
+
+FOLDER = f"{layout.TOOL_STATE}/overlaps"
+VERSION = 1
+# How many overlaps (and reviewed ids) one record keeps, newest last: enough for months of mistakes.
+OVERLAPS_KEPT = 200
+
+
+@dataclass(frozen=True)
+class Overlap:
+    id: str
+    device: str  # the device that wrote
+    lease_device: str
+    lease_task: str | None
+    lease_acquired: str
+    lease_expires: str
+    ops: tuple[tuple[str, str, str], ...]  # (op, path, ts)
+
+    def describe(self) -> str:
+        task = f" ({self.lease_task})" if self.lease_task else ""
+        done = ", ".join(f"{op} {path}" for op, path, _ts in self.ops[:3])
+        more = f" and {len(self.ops) - 3} more" if len(self.ops) > 3 else ""
+        return (
+            f"device {self.device} wrote {done}{more} while device {self.lease_device} held the writer lease"
+            f"{task} (from {self.lease_acquired} until {self.lease_expires})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "device": self.device,
+            "lease_device": self.lease_device,
+            "lease_task": self.lease_task,
+            "lease_acquired": self.lease_acquired,
+            "lease_expires": self.lease_expires,
+            "ops": [{"op": op, "path": path, "ts": ts} for op, path, ts in self.ops],
+        }
+
+
+def record_rel(device: str) -> str:
+    return f"{FOLDER}/{device}.json"
+
+
+def find(device: str, entries: list[dict[str, Any]], leases: list[lease.Lease]) -> list[Overlap]:
+    """The overlaps among this device's journal `entries` (each `op`, `path`, `ts`) and the leases seen."""
+    found: list[Overlap] = []
+    for held in sorted(leases, key=lambda item: (item.acquired, item.device)):
+        if held.device == device:
+            continue
+        ops: list[tuple[str, str, str]] = []
+        for entry in entries:
+            when = notes.as_utc(str(entry.get("ts") or ""))
+            op = str(entry.get("op") or "")
+            if when is None or op.startswith("lease."):
+                continue
+            if held.acquired <= when < held.expires:
+                ops.append((op, str(entry.get("path") or ""), notes.format_utc(when)))
+        if ops:
+            key = f"{device}\0{held.device}\0{held.token}\0{ops[0][2]}".encode()
+            ident = hashlib.sha256(key).hexdigest()[:16]
+            found.append(
+                Overlap(
+                    ident,
+                    device,
+                    held.device,
+                    held.task,
+                    notes.format_utc(held.acquired),
+                    notes.format_utc(held.expires),
+                    tuple(ops),
+                )
+            )
+    return found
+
+
+def _read(vault: Path, rel: str) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(access.read_capped(vault, rel, limits.LEASE_FILE_CAP_BYTES))
+    except (NoteError, OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("version") == VERSION else None
+
+
+def _overlap(doc: Any, device: str) -> Overlap | None:
+    if not isinstance(doc, dict):
+        return None
+    try:
+        ops = tuple((str(o["op"]), str(o["path"]), str(o["ts"])) for o in doc["ops"])
+        task = doc.get("lease_task")
+        return Overlap(
+            str(doc["id"]),
+            device,
+            str(doc["lease_device"]),
+            task if isinstance(task, str) else None,
+            str(doc["lease_acquired"]),
+            str(doc["lease_expires"]),
+            ops,
+        )
+    except (KeyError, TypeError):
+        return None
+
+
+def read_all(vault: Path) -> tuple[list[Overlap], set[str]]:
+    """Every overlap any device recorded, and every id any device marked reviewed."""
+    folder = vault / FOLDER
+    found: list[Overlap] = []
+    reviewed: set[str] = set()
+    try:
+        if folder.is_symlink() or not folder.is_dir():
+            return found, reviewed
+        names = sorted(entry.name for entry in os.scandir(folder))
+    except OSError:
+        return found, reviewed
+    for name in names:
+        device = name.removesuffix(".json")
+        if name.startswith(".") or not name.endswith(".json") or not is_valid_id(device):
+            continue
+        doc = _read(vault, f"{FOLDER}/{name}")
+        if doc is None:
+            continue
+        for item in doc.get("overlaps") or []:
+            overlap = _overlap(item, device)
+            if overlap is not None:
+                found.append(overlap)
+        reviewed.update(str(ident) for ident in doc.get("reviewed") or [] if isinstance(ident, str))
+    return found, reviewed
+
+
+def open_overlaps(vault: Path) -> list[Overlap]:
+    """The overlaps no device has marked reviewed yet."""
+    found, reviewed = read_all(vault)
+    return [item for item in found if item.id not in reviewed]
+
+
+def _write(vault: Path, device: str, overlaps: list[dict[str, Any]], reviewed: list[str]) -> None:
+    doc = {
+        "version": VERSION,
+        "device": device,
+        "overlaps": overlaps[-OVERLAPS_KEPT:],
+        "reviewed": reviewed[-OVERLAPS_KEPT:],
+    }
+    atomic.ensure_dir(vault, FOLDER)
+    atomic.write_text(vault / record_rel(device), json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+
+
+def record(vault: Path, device: str, found: list[Overlap]) -> list[Overlap]:
+    """Add the overlaps not recorded yet to this device's record (caller holds the local lock); the new ones."""
+    doc = _read(vault, record_rel(device)) or {}
+    kept = [item for item in doc.get("overlaps") or [] if isinstance(item, dict)]
+    known = {str(item.get("id")) for item in kept}
+    new = [item for item in found if item.id not in known]
+    if new:
+        reviewed = [str(x) for x in doc.get("reviewed") or [] if isinstance(x, str)]
+        _write(vault, device, kept + [item.to_json() for item in new], reviewed)
+    return new
+
+
+def mark_reviewed(vault: Path, device: str, ids: list[str]) -> None:
+    """Record in this device's own file that the person reviewed these overlaps (caller holds the lock)."""
+    doc = _read(vault, record_rel(device)) or {}
+    kept = [item for item in doc.get("overlaps") or [] if isinstance(item, dict)]
+    reviewed = [str(x) for x in doc.get("reviewed") or [] if isinstance(x, str)]
+    reviewed += [ident for ident in ids if ident not in reviewed]
+    _write(vault, device, kept, reviewed)
