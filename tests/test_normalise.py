@@ -19,10 +19,10 @@ from conftest import use_connection
 from secret_corpus import checksummed, j
 from typer.testing import CliRunner
 
+from continuity import characters
 from continuity.brief import escape
 from continuity.cli import app
 from continuity.errors import EXIT_REJECTED
-from continuity.gate import normalise
 from continuity.gate.secrets import scan_text
 
 ALL_CODE_POINTS = range(0x110000)
@@ -41,26 +41,26 @@ def _category(*names: str) -> list[str]:
 
 DEFAULT_IGNORABLE = [chr(c) for low, high in PUBLISHED_DEFAULT_IGNORABLE for c in range(low, high + 1)]
 INVISIBLE = sorted(set(_category("Mn", "Me", "Cf")) | set(DEFAULT_IGNORABLE))
-LOOKALIKES = normalise.LESS_THAN_LOOKALIKES + normalise.SLASH_LOOKALIKES + normalise.GREATER_THAN_LOOKALIKES
+LOOKALIKES = characters.LESS_THAN_LOOKALIKES + characters.SLASH_LOOKALIKES + characters.GREATER_THAN_LOOKALIKES
 TOKEN = checksummed(random.Random(11), j("gh", "p_"))
 
 
 def test_the_derivation_of_default_ignorable_gives_the_published_set() -> None:
-    derived = {c for c in ALL_CODE_POINTS if normalise.default_ignorable(chr(c))}
+    derived = {c for c in ALL_CODE_POINTS if characters.default_ignorable(chr(c))}
     assert len(DEFAULT_IGNORABLE) == 4174
     assert derived == {ord(ch) for ch in DEFAULT_IGNORABLE}
 
 
 def test_every_default_ignorable_is_hidden_and_hidden_never_takes_a_line_break() -> None:
-    assert all(normalise.hidden(ch) for ch in DEFAULT_IGNORABLE)
-    assert not any(normalise.hidden(ch) for ch in "\n\t\r aZ09<>/")
+    assert all(characters.hidden(ch) for ch in DEFAULT_IGNORABLE)
+    assert not any(characters.hidden(ch) for ch in "\n\t\r aZ09<>/")
 
 
 def test_the_lookalike_tables_hold_every_character_whose_decomposition_begins_with_the_ascii_one() -> None:
     tables = {
-        "<": normalise.LESS_THAN_LOOKALIKES,
-        "/": normalise.SLASH_LOOKALIKES,
-        ">": normalise.GREATER_THAN_LOOKALIKES,
+        "<": characters.LESS_THAN_LOOKALIKES,
+        "/": characters.SLASH_LOOKALIKES,
+        ">": characters.GREATER_THAN_LOOKALIKES,
     }
     for c in ALL_CODE_POINTS:
         ch = chr(c)
@@ -71,9 +71,9 @@ def test_the_lookalike_tables_hold_every_character_whose_decomposition_begins_wi
 
 _MARKER = re.compile(r"\[U\+[0-9A-F]{4,6}(?: U\+[0-9A-F]{4,6}){0,2}(?: \+[0-9]+)?\]")
 _AS_ASCII = str.maketrans(
-    {ch: "<" for ch in normalise.LESS_THAN_LOOKALIKES if ch != escape.SAFE_OPENER}
-    | dict.fromkeys(normalise.SLASH_LOOKALIKES, "/")
-    | dict.fromkeys(normalise.GREATER_THAN_LOOKALIKES, ">")
+    {ch: "<" for ch in characters.LESS_THAN_LOOKALIKES if ch != escape.SAFE_OPENER}
+    | dict.fromkeys(characters.SLASH_LOOKALIKES, "/")
+    | dict.fromkeys(characters.GREATER_THAN_LOOKALIKES, ">")
 )
 
 
@@ -81,7 +81,7 @@ def read_as_a_model(shown: str) -> str:
     """What a lenient reader makes of escaped text: markers, invisible characters and marks skipped,
     look-alikes read as the ASCII character (the escaping's own `‹` excepted), spaces ignored."""
     text = unicodedata.normalize("NFKD", _MARKER.sub("", shown))
-    text = "".join(ch for ch in text if not (normalise.hidden(ch) or normalise.is_mark(ch)))
+    text = "".join(ch for ch in text if not (characters.hidden(ch) or characters.is_mark(ch)))
     return re.sub(r"\s+", "", text.translate(_AS_ASCII)).lower()
 
 
@@ -134,8 +134,8 @@ def test_no_invisible_character_hides_a_token_from_the_gate(chunk: int) -> None:
 
 def test_judged_text_keeps_line_numbers() -> None:
     text = "a\u200b\nb\ufe0f\r\n\U000e0041c\n\u0301"
-    assert normalise.judged(text).count("\n") == text.count("\n")
-    assert normalise.judged("plain ascii\n") == "plain ascii\n"
+    assert characters.judged(text).count("\n") == text.count("\n")
+    assert characters.judged("plain ascii\n") == "plain ascii\n"
 
 
 @pytest.mark.parametrize("hider", ["\u034f", "\ufe0f"])

@@ -9,13 +9,13 @@ optional `/ ! ? |` and, for closing shapes, spaces) becomes `‹` (U+2039, stabl
 comparisons such as `a < b` and `x <= 3` are left alone; `Vec<String>` reads `Vec‹String>`, which a
 model still understands and which can never be mistaken for markup.
 
-Invisible characters, as `continuity.gate.normalise.hidden` classifies them for the secret gate too
+Invisible characters, as `continuity.characters.hidden` classifies them for the secret gate too
 (default-ignorable code points such as variation selectors, the combining grapheme joiner and the
 Hangul fillers, unassigned ones included; controls, format, private-use and unassigned characters;
 never newline or tab), and combining marks with no letter or digit to sit on, are replaced by a
 visible `[U+XXXX]` marker, so nothing invisible reaches the model, a person can see that something was
 there, and `<` + an invisible character + `/source>` still reads as a tag and is neutralised. The
-look-alikes of `<` and `/` that `normalise` lists count as those characters. Line endings become `\\n`
+look-alikes of `<` and `/` that `characters` lists count as those characters. Line endings become `\\n`
 and a leading BOM is dropped. Fences that a note leaves open are closed at the end of its section, so
 an unbalanced ``` cannot swallow the closing tag, and role-labelled fences (```system) lose the label.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from continuity.gate.normalise import LESS_THAN_LOOKALIKES, SLASH_LOOKALIKES, hidden, loose_mark
+from continuity.characters import LESS_THAN_LOOKALIKES, SLASH_LOOKALIKES, hidden, loose_mark
 from continuity.vault.notes import normalize_newlines
 
 SAFE_OPENER = "\u2039"  # ‹

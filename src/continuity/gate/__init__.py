@@ -3,9 +3,9 @@ something secret-like. One detector family a module (`rules` for token formats, 
 `formats`; `structures`, `assignments`, `context`, `labels`, `values`, `services` for service-named
 ids, `encoded` for base64-wrapped tokens and keys), the generic layer that needs no format (`generic`,
 with its value test in `issued`), the document they all read (`doc`), the value tests they share
-(`shapes`), the one classification of invisible and look-alike characters that the gate and the
-brief's escaping share (`normalise`), and the adapter for detect-secrets' own plugins. Pure
-functions over text: a finding names a line and a detector, never the value.
+(`shapes`), and the adapter for detect-secrets' own plugins. The gate judges text as
+`continuity.characters` reads it (one classification of invisible and look-alike characters, shared
+with the brief's escaping). Pure functions over text: a finding names a line and a detector, never the value.
 
 Never imports: continuity.vault, continuity.local, continuity.store, continuity.brief,
 continuity.hook, continuity.cli, typer, click, portalocker, ruamel.

@@ -19,7 +19,7 @@ its public API, for the few formats it knows that we do not (`detectsecrets`). A
 `doc.Doc`; this module runs them and turns what they return into findings. Beside the formats, a
 generic layer (`generic`, `issued`) judges any value by its structure, so that a credential nobody
 listed is found as well (docs/secret-gate.md has its measurement). The text is judged as written, as
-`normalise.judged` shows it (hidden characters and combining marks removed, NFKC applied), and with
+`characters.judged` shows it (hidden characters and combining marks removed, NFKC applied), and with
 values split over two lines rejoined. Every detector turns
 away fillers and documented examples (`xxxx`, `0123…`, EXAMPLE) unless a checksum proves the value
 was issued.
@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from continuity import characters
 from continuity.gate import (
     assignments as secret_assignments,
     context as secret_context,
@@ -44,7 +45,6 @@ from continuity.gate import (
     encoded as secret_encoded,
     generic,
     labels as secret_labels,
-    normalise,
     rules,
     services as secret_services,
     structures as secret_structures,
@@ -222,12 +222,12 @@ def shown_value(value: str) -> str:
 
 
 def as_shown(text: str) -> str:
-    """The text as the gate judges it (`normalise.judged`): hidden characters and combining marks
+    """The text as the gate judges it (`characters.judged`): hidden characters and combining marks
     removed, NFKC applied. A token written in fullwidth or mathematical letters (`𝐬𝐤_𝐥𝐢𝐯𝐞_…`), or split
     by a zero-width space, a variation selector or a combining grapheme joiner, reads as the ASCII it
     was. Newlines are kept, so line numbers stay those of the file.
     """
-    return normalise.judged(text)
+    return characters.judged(text)
 
 
 def _scan(text: str) -> list[Finding]:

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "6e54cc874e19e4d559b056687b0f07ed355b1ce752ffc5ad80f29ffc448299d8"
+STARTUP_SCRIPT_SHA256 = "ed4494f773e7eae09617f2e4001d01de4a7c1bb8c0e73a6f17883d1eafdce9b5"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
