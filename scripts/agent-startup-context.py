@@ -68,7 +68,7 @@ PINNED_MODULES = {
     "continuity/gate/encoded.py": "3cb47344a63c6de22b24844c844cbe85f0b85764a14aedf281e1b6d715fe87b9",
     "continuity/gate/formats.py": "600060a25cf67aee8e8bfcd99444441b7b20dbafc6a4b65dc35f7f7e62af538a",
     "continuity/gate/generic.py": "ea4f46c57332b590697eb5924bfe042f7d485612e7cad461f7eced26bbf267b3",
-    "continuity/gate/issued.py": "b6c0774b327077f519d8c8a77ae3a8959a5c8a81a3bda53dc41ca0c3a7f49982",
+    "continuity/gate/issued.py": "18c49c6ffa500c3271117732a26f4e69da9cfb98fcaabcc52d6e77f2c9a22f8a",
     "continuity/gate/labels.py": "448168d4a6c9571024b457d55d4a6286147747e9ea07061ad9f54b02d2123216",
     "continuity/gate/rules.py": "9e179abdd6e7a97e440ce883bc62840209643a9f807d8878188dc21c63970179",
     "continuity/gate/secrets.py": "3207fbf1f5408fbcde326e57104136ae43e1e0f098e49daa6feb9a5e85f8944b",

@@ -30,6 +30,9 @@ STANDALONE_MIN_SEGMENT_CHARS = 20
 # Bits per character below which a value reads as made by a person rather than a generator.
 MIN_BITS_PER_CHAR = 3.6
 
+# A compact ISO 8601 date and time (`20261207T170805Z`, how handoff names and many logs start): a
+# public shape, like a UUID, whose upper-case T and Z would otherwise make a path around it look mixed.
+COMPACT_TIMESTAMP = r"(?<![0-9A-Za-z])\d{8}T\d{4,6}(?:\.\d+)?Z?(?![0-9A-Za-z])"
 # Prefixes that say a digest follows (`sha512-…` integrity, `sha256:…` image digests, go.sum's `h1:`).
 DIGEST_PREFIX = r"(?:sha(?:1|224|256|384|512)|md5|blake2b?|h1|sha3)[-:=]"
 # Words that make the value after them on the same line a digest or a public id.
@@ -106,7 +109,7 @@ def generated(value: str, min_chars: int = STANDALONE_MIN_CHARS) -> bool:
     """Random enough and long enough to be an issued credential with nothing around it to say so."""
     if not min_chars <= len(value) <= 4096 or rx(DIGEST_PREFIX).match(value.lower()):
         return False
-    segments = rx(r"[-_.~:]").split(value)
+    segments = rx(r"[-_.~:]").split(rx(COMPACT_TIMESTAMP).sub("-", value))
     body = max(segments, key=len)
     if len(body) < STANDALONE_MIN_SEGMENT_CHARS or classes(body) < 3:
         return False  # hex digests, ULIDs, lower-case slugs: generated, but not to be kept secret

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "ed4494f773e7eae09617f2e4001d01de4a7c1bb8c0e73a6f17883d1eafdce9b5"
+STARTUP_SCRIPT_SHA256 = "47be1d73e5798f0382d949ed1bb9597c368740b197656291b8b70fea74a8ca24"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
