@@ -118,6 +118,7 @@ WARM_MODULES = (
     "continuity/limits.py",
     "continuity/local/__init__.py",
     "continuity/local/connfile.py",
+    "continuity/local/made.py",
     "continuity/local/repo.py",
     "continuity/local/userdirs.py",
     "continuity/safeio.py",

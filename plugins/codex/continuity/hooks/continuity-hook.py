@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "47be1d73e5798f0382d949ed1bb9597c368740b197656291b8b70fea74a8ca24"
+STARTUP_SCRIPT_SHA256 = "bcf75da5212b537548f8f49ec4e86ae0310637fa3ed459be2a0e5d34422220ca"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
