@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -315,9 +316,14 @@ def test_a_newer_handoff_with_broken_frontmatter_is_named_and_the_brief_is_parti
 ) -> None:
     _remote, a, _b = pair
     a.ok("handoff", "new", "--title", "Exporter port", "--from", "-", stdin=HANDOFF)
+    # "Newer" is by the name's timestamp, to the second: the second handoff must carry a later one.
+    started = int(time.time())
+    while int(time.time()) == started:
+        time.sleep(0.05)
     a.ok("handoff", "new", "--title", "Writer port", "--from", "-", stdin=HANDOFF.replace("reader half", "writer half"))
     folder = a.vault / "20-state" / "handoffs"
     older, newest = sorted(folder.glob("*.md"))
+    assert older.name[:16] < newest.name[:16]
     older.write_text(older.read_text().replace("status: superseded", "status: current", 1))
     newest.write_text(newest.read_text().replace("status: current", "status: current\nstatus: oops", 1))
     rendered = a.run("render", "--format", "json")

@@ -98,11 +98,25 @@ def classes(value: str) -> int:
     return any(c.isupper() for c in value) + any(c.islower() for c in value) + any(c.isdigit() for c in value)
 
 
+# A hump of letters reads as a word when it is pronounceable: vowels make up this share of it at the
+# least, and no run of consonants in it is longer than this (English spells `str`, `ngth` is rare).
+WORD_MIN_VOWEL_SHARE = 0.3
+WORD_MAX_CONSONANT_RUN = 3
+
+
+def _spelled(hump: str) -> bool:
+    """Whether a hump of four or more letters is pronounceable, as words and names are and generated
+    runs mostly are not (`Jylsrv`, `Qzxw`): a random run often holds a vowel, rarely enough of them."""
+    lower = hump.lower()
+    vowels = sum(c in "aeiouy" for c in lower)
+    longest = max((len(run) for run in rx(r"[^aeiouy]+").findall(lower)), default=0)
+    return len(hump) >= 4 and vowels >= WORD_MIN_VOWEL_SHARE * len(hump) and longest <= WORD_MAX_CONSONANT_RUN
+
+
 def _word_share(value: str) -> float:
-    """How much of the value is spelled by humps of three or more letters with a vowel (words, names)."""
+    """How much of the value is spelled by pronounceable humps of letters (words, names)."""
     humps = rx(r"[A-Z]?[a-z]{2,}|[A-Z]{3,}(?![a-z])").findall(value)
-    spelled = sum(len(h) for h in humps if len(h) >= 4 and any(v in h.lower() for v in "aeiouy"))
-    return spelled / max(1, len(value))
+    return sum(len(h) for h in humps if _spelled(h)) / max(1, len(value))
 
 
 def generated(value: str, min_chars: int = STANDALONE_MIN_CHARS) -> bool:

@@ -59,6 +59,21 @@ def shannon_entropy(value: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
+def _marked(value: str, lowered: str, mark: str) -> bool:
+    """Whether `mark` stands in the value in one case, as people write a filler (`xxxx`, `XXXX`, `TODO`).
+
+    A generated token of mixed case spells a mark by chance (`PXXXxb`, `toDo`) in about one of a
+    thousand values; a filler is typed in one case, so a mark in mixed case is no filler.
+    """
+    start = lowered.find(mark)
+    while start != -1:
+        piece = value[start : start + len(mark)]
+        if piece in (piece.lower(), piece.upper()):
+            return True
+        start = lowered.find(mark, start + 1)
+    return False
+
+
 def is_placeholder(value: str) -> bool:
     """True for fillers and references people write instead of a secret (and for long repeats).
 
@@ -66,7 +81,7 @@ def is_placeholder(value: str) -> bool:
     tokens, Dropbox's long-lived ones): in a long value it is no filler when the rest looks generated.
     """
     lowered = value.lower()
-    if any(mark in lowered for mark in PLACEHOLDER_MARKS):
+    if any(_marked(value, lowered, mark) for mark in PLACEHOLDER_MARKS):
         return True
     if compiled(r"(.)\1{5}", re.DOTALL).search(lowered) is None:
         return False

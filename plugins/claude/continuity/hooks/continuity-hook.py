@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "bcf75da5212b537548f8f49ec4e86ae0310637fa3ed459be2a0e5d34422220ca"
+STARTUP_SCRIPT_SHA256 = "2531a7dff784e73c5f55de6099c292bc4eac8db15c51c456b329ccc29298b880"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
