@@ -65,7 +65,9 @@ def lifecycle_ranker(vault: Path) -> Ranker:
 def fts5_ranker(vault: Path, notes: list[dataset.EvalNote]) -> Ranker:
     """SQLite FTS5 with porter stemming over what recall may see, words OR-ed, default BM25."""
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, title, tags, aliases, body, tokenize='porter unicode61')")
+    db.execute(
+        "CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, title, tags, aliases, body, tokenize='porter unicode61')"
+    )
     owners: dict[str, dataset.EvalNote] = {}
     for note in notes:
         if note.superseded_by:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from continuity import limits
 from continuity.errors import ContinuityError, UsageError
 from continuity.recall.index import Hit, Index, busy, discard, open_index
-from continuity.recall.terms import Term, match_expression, parse_terms
+from continuity.recall.terms import Term, parse_terms
 
 if TYPE_CHECKING:
     from continuity.recall.watch import Watcher
@@ -181,16 +181,33 @@ class _Chosen(NamedTuple):
     overflow: tuple[str, int] | None
 
 
+class _Query(NamedTuple):
+    terms: list[Term]  # as ranked: status codes joined with their phrases
+    device_terms: list[int]  # positions of the terms that name this device
+
+
+def _prepare(root: Path, device: str, terms: list[Term]) -> _Query:
+    from continuity.recall import concepts, rank
+
+    if rank.enabled("http"):
+        terms = concepts.with_http_status(terms)
+    named = concepts.names_device(terms, concepts.device_names(root, device)) if rank.enabled("device") else []
+    return _Query(terms, named)
+
+
 def _choose(
-    index: Index, expression: str, project: str, device: str, limit: int, allowance: int, today: dt.date
+    index: Index, query: _Query, project: str, device: str, limit: int, allowance: int, today: dt.date
 ) -> _Chosen | str:
     """Walk the ranking: the chosen notes, or the path of a note whose bytes changed under us."""
+    from continuity.recall.rank import gated, rank
+
     results: list[Result] = []
     skipped: list[Skipped] = []
     used = 0
-    hits = index.search(expression, project, device)
+    device_rows = index.device_rows(device) if query.device_terms else frozenset()
+    hits = index.search(rank(index.db, query.terms, query.device_terms, device_rows), project, device)
     try:
-        for hit in hits:
+        for hit in gated(hits):
             if hit.state == "secret":
                 skipped.append(Skipped(hit.path, "secret", hit.findings))
                 continue
@@ -239,13 +256,13 @@ def recall(
         raise UsageError("no term has a letter or digit to search for")
     allowance = AUDIENCES[audience] if allowance is None else max(0, min(allowance, AUDIENCES[audience]))
     day = today or dt.datetime.now(dt.timezone.utc).date()
-    expression = match_expression(terms)
+    query = _prepare(root, device, terms)
     index = open_index(root, device, use_file=use_cache)
     try:
         for _attempt in range(limits.RECALL_MAX_ATTEMPTS):
             try:
                 index.refresh(watcher)
-                chosen = _choose(index, expression, project, device, limit, allowance, day)
+                chosen = _choose(index, query, project, device, limit, allowance, day)
                 if isinstance(chosen, str):
                     index.reindex(chosen)
                     continue

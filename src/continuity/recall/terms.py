@@ -39,6 +39,8 @@ _WORD_RE = re.compile(r"[^\W_]+")
 _MIXED_RE = re.compile(r"(?<![^\W_])[^\W_]*(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[0-9][A-Z][a-z])[^\W_]*")
 _CJK = "[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]"
 _PIECE_RE = re.compile(r'"([^"]*)(?:"|$)|([^\s"]+)')
+# An English possessive ending a word (`laptop's`, `org’s`): the word is what is searched.
+_POSSESSIVE_RE = re.compile(r"(?<=[^\W_])['\u2019][sS]$")
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
 
 
@@ -112,7 +114,7 @@ def parse_terms(raw: Sequence[str]) -> list[Term]:
     out: list[Term] = []
     for match in _PIECE_RE.finditer(text):
         quoted = match.group(1) is not None
-        piece = match.group(1) if quoted else match.group(2)
+        piece = match.group(1) if quoted else _POSSESSIVE_RE.sub("", match.group(2))
         plain = tuple(words(piece))
         if not plain:
             continue
