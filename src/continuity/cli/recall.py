@@ -58,6 +58,9 @@ def recall(
     found = core.recall(root, device, project, terms, audience=audience.value, limit=limit)
     report(found.to_json(), as_json, found.text)
     for skipped in found.skipped:
+        if skipped.reason != "secret":
+            warn(f"lifecycle: note: {skipped.describe()}; 'lifecycle doctor' checks every note")
+            continue
         warn(
             f"lifecycle: note: {skipped.path} was left out for secret-like content; remove it, or mark a "
             "false positive with 'pragma: allowlist secret' on that line (see 'lifecycle scan')"

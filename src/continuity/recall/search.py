@@ -64,17 +64,47 @@ class Result:
         return len(self.block.encode("utf-8"))
 
 
+# Why a warm note was not searched at all (its text is not in the index), as `Skipped.reason`.
+UNSEARCHED = {
+    "too_large": f"it is larger than the {limits.RECALL_NOTE_CAP_BYTES}-byte cap for a note",
+    "unreadable": "it could not be read",
+    "invalid": "its frontmatter or id is not valid",
+}
+
+
 @dataclass(frozen=True)
 class Skipped:
-    path: str
-    reason: str  # "secret"
+    path: str  # vault-relative; a secret-like file name is withheld (`gate.secrets.withheld_name`)
+    reason: str  # "secret", or a key of UNSEARCHED
     findings: tuple[tuple[int, str], ...]  # (line, detector): never the value
+    size: int | None = None  # the file's bytes, for "too_large"
 
     def describe(self) -> str:
+        if self.reason in UNSEARCHED:
+            size = f" ({self.size} bytes)" if self.size is not None else ""
+            return f"{self.path} was not searched: {UNSEARCHED[self.reason]}{size}"
         where = ", ".join(f"line {line}: {detector}" for line, detector in self.findings[:3])
         more = f" and {len(self.findings) - 3} more" if len(self.findings) > 3 else ""
         # What happened only: how to get past the gate is the person's business (the CLI says it on stderr).
         return f"{self.path} left out: secret-like content at {where}{more}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "reason": self.reason,
+            "findings": [{"line": line, "detector": det} for line, det in self.findings],
+        }
+        if self.size is not None:
+            out["bytes"] = self.size
+        return out
+
+
+def shown_path(rel: str) -> str:
+    """A vault path as recall may print it: a file name that looks like a secret is withheld."""
+    from continuity.gate.secrets import withheld_name
+
+    found = withheld_name(rel)
+    return rel if found is None else found[0]
 
 
 @dataclass(frozen=True)
@@ -102,14 +132,7 @@ class Recall:
             "bytes": self.bytes,
             "allowance": self.allowance,
             "stopped": self.stopped,
-            "skipped": [
-                {
-                    "path": s.path,
-                    "reason": s.reason,
-                    "findings": [{"line": line, "detector": det} for line, det in s.findings],
-                }
-                for s in self.skipped
-            ],
+            "skipped": [s.to_json() for s in self.skipped],
             "brief": self.text,
         }
 
@@ -165,7 +188,8 @@ def compose(
             )
         )
     if not results:
-        empty = "No approved note matched these terms." if not notices else "No note is shown: see the notices."
+        secret = any(s.reason == "secret" for s in skipped) or overflow is not None
+        empty = "No note is shown: see the notices." if secret else "No approved note matched these terms."
         lines.extend(("", empty))
     if notices:
         lines.extend(("", "Notices:"))
@@ -179,6 +203,20 @@ class _Chosen(NamedTuple):
     skipped: tuple[Skipped, ...]
     stopped: str
     overflow: tuple[str, int] | None
+
+
+_UNSEARCHED_SQL = (
+    "SELECT path, state, size FROM notes WHERE state IN ('too_large', 'unreadable', 'invalid') ORDER BY path"
+)
+
+
+def _unsearched(index: Index) -> list[Skipped]:
+    """The warm notes this device may see whose text could not be indexed (too large, unreadable, not
+    valid: `UNSEARCHED`), each named with why: they are never searched, so every recall says so."""
+    return [
+        Skipped(shown_path(path), state, (), size if state == "too_large" else None)
+        for path, state, size in index.db.execute(_UNSEARCHED_SQL)
+    ]
 
 
 class _Query(NamedTuple):
@@ -209,7 +247,7 @@ def _choose(
     try:
         for hit in gated(hits):
             if hit.state == "secret":
-                skipped.append(Skipped(hit.path, "secret", hit.findings))
+                skipped.append(Skipped(shown_path(hit.path), "secret", hit.findings))
                 continue
             if not index.confirm(hit):
                 return hit.path
@@ -269,9 +307,10 @@ def recall(
             except sqlite3.Error as exc:
                 index = discard(index, keep_file=busy(exc))
                 continue
-            text = compose(audience, chosen.stopped, chosen.results, chosen.skipped, chosen.overflow, allowance)
+            skipped = (*chosen.skipped, *_unsearched(index))
+            text = compose(audience, chosen.stopped, chosen.results, skipped, chosen.overflow, allowance)
             return Recall(
-                tuple(terms), audience, allowance, chosen.results, chosen.skipped, chosen.stopped, chosen.overflow, text
+                tuple(terms), audience, allowance, chosen.results, skipped, chosen.stopped, chosen.overflow, text
             )
     finally:
         index.close()
