@@ -271,6 +271,12 @@ def found_all(vault: Path, *terms: str) -> list[str]:
         (["zebra", "--limit=2", "--limit", "05", "lion"], (["zebra", "lion"], "main", 5, False)),
         (["zebra", "--for", "subagent", "--for", "main", "--json", "--json"], (["zebra"], "main", 3, True)),
         (['"write path"', ""], (['"write path"', ""], "main", 3, False)),
+        # A word that starts with "-" and is not one of recall's options is a term; "--" ends the options.
+        (["--max-errors"], (["--max-errors"], "main", 3, False)),
+        (["sed", "-i", "--limit", "2"], (["sed", "-i"], "main", 2, False)),
+        (["-x", "--json", "-rf", "--force-with-lease"], (["-x", "-rf", "--force-with-lease"], "main", 3, True)),
+        (["zebra", "--", "--limit", "--for"], (["zebra", "--limit", "--for"], "main", 3, False)),
+        (["--max-errors=50", "zebra"], (["--max-errors=50", "zebra"], "main", 3, False)),
     ],
 )
 def test_a_recall_command_line_is_read_as_click_reads_it(
