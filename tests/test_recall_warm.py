@@ -194,7 +194,7 @@ def reference_order(index: recall_index.Index, terms: list[str]) -> list[str]:
     """What the lazy walk must yield, computed all at once: the ranking's visible notes, near-equal
     scores (RECALL_NEAR_EQUAL_PERCENT of the first of a group) newest first, undated last, then by path."""
     visible = {row[0]: (row[1], row[2]) for row in index.db.execute(VISIBLE, (PROJECT, DEVICE))}
-    ranking = recall_rank.rank(index.db, recall.parse_terms(terms), [], frozenset())
+    ranking = list(recall_rank.rank(index.db, recall.parse_terms(terms), [], frozenset()))
     floor = limits.RECALL_MIN_NOTE_COVERAGE_PERCENT / 100
     out: list[str] = []
     group: list[tuple[str, str]] = []

@@ -105,12 +105,6 @@ RECALL_MAX_ATTEMPTS = 3
 RECALL_WATCH_READ_BYTES = 64 * KIB
 # BM25 weight of each indexed field: id, aliases, tags, title, body, parts of mixed-case identifiers.
 RECALL_BM25_WEIGHTS = (5.0, 4.0, 3.0, 3.0, 1.0, 1.0)
-# A note's score for a term is its BM25 over stemmed words, plus this share of its BM25 over the words as
-# written: the exact form breaks ties with an inflected one (recall/rank.py).
-RECALL_EXACT_MATCH_PERCENT = 10
-# A word found in more than this share of the searchable notes is as common as a function word there:
-# it does not count in the query (recall/rank.py), unless nothing else is left.
-RECALL_COMMON_TERM_PERCENT = 25
 # The best note a query can see must match terms that carry at least this share of the query's weight
 # (inverse document frequency), or nothing is returned: a query no note answers returns nothing.
 RECALL_MIN_COVERAGE_PERCENT = 30
@@ -118,8 +112,8 @@ RECALL_MIN_COVERAGE_PERCENT = 30
 RECALL_MIN_NOTE_COVERAGE_PERCENT = 15
 # Notes whose scores are within this share of a better one's are near-equals: the newest comes first.
 RECALL_NEAR_EQUAL_PERCENT = 10
-# A term that no note holds weighs this share of its inverse document frequency in the floor's sum.
-RECALL_ABSENT_TERM_WEIGHT_PERCENT = 100
+# SQLite ranks the matches and hands over this many first; the rest only when recall reads that far.
+RECALL_RANKED_CANDIDATES = 200
 
 # What one MCP server process (`lifecycle mcp`, one client session) returns of private memory in all:
 # warm retrieval within the RECALL_*_ALLOWANCE_BYTES above, and everything, the startup brief included,

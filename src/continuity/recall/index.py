@@ -20,9 +20,9 @@ Re-reading one note outside a refresh drops the fingerprint. A long-lived proces
 passes a `recall.watch.Watcher`: while the kernel reported nothing the walk could see and the stored
 fingerprint is still the one its last refresh committed, even the walk is skipped.
 
-Search. `recall.rank` scores the matches from the two full-text tables alone; the rows of the notes
-(their bodies above all) are read in rank order, only as far as the caller goes, and filtered by
-scope there.
+Search. `recall.rank` scores the matches from the full-text table (`stem`, words through FTS5's
+Porter stemmer) alone; the rows of the notes (their bodies above all) are read in rank order, only as
+far as the caller goes, and filtered by scope there.
 
 The schema version lives in `PRAGMA user_version`; a stamp in the `meta` table covers the vault path,
 the code that classifies and tokenizes (the recall modules, notes, secrets, limits) and the Unicode
@@ -37,7 +37,7 @@ import contextlib
 import os
 import sqlite3
 import unicodedata
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -64,16 +64,13 @@ _SCHEMA = (
     " device TEXT, body TEXT, findings TEXT)",
     # The listing alone, so comparing it with the vault never reads the notes' bodies.
     "CREATE INDEX listing ON notes(path, size, mtime_ns, ctime_ns, sha256)",
-    # Tokens arrive normalized and space-separated (recall_text); unicode61 only splits them. `fts`
-    # holds them as written, `stem` the same through FTS5's Porter stemmer (recall/rank.py uses both).
-    "CREATE VIRTUAL TABLE fts USING fts5(id, aliases, tags, title, body, parts,"
-    " tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co'\")",
+    # Tokens arrive normalized and space-separated (recall_text); unicode61 only splits them, and the
+    # Porter stemmer reduces each to its stem (recall/rank.py).
     "CREATE VIRTUAL TABLE stem USING fts5(id, aliases, tags, title, body, parts,"
     " tokenize=\"porter unicode61 remove_diacritics 0 categories 'L* N* Co'\")",
 )
 # Statements are assembled from the constants above only; every value is a bound parameter.
 _INSERT_NOTE = "INSERT INTO notes(" + _COLUMNS + ") VALUES (" + ", ".join("?" * 15) + ")"  # noqa: S608
-_INSERT_FTS = "INSERT INTO fts(rowid, id, aliases, tags, title, body, parts) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _INSERT_STEM = "INSERT INTO stem(rowid, id, aliases, tags, title, body, parts) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _VISIBLE = (
     "SELECT path, state, note_id, created, verified, revalidate_by, body, findings, sha256 FROM notes"
@@ -194,7 +191,6 @@ class Index:
         self.db.execute("COMMIT")
 
     def _delete(self, rowid: int) -> None:
-        self.db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM stem WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM notes WHERE rowid = ?", (rowid,))
 
@@ -221,7 +217,6 @@ class Index:
             ),
         )
         if row.fields is not None:
-            self.db.execute(_INSERT_FTS, (cursor.lastrowid, *row.fields))
             self.db.execute(_INSERT_STEM, (cursor.lastrowid, *row.fields))
 
     def device_rows(self, device: str) -> frozenset[int]:
@@ -233,7 +228,7 @@ class Index:
         )
         return frozenset(row[0] for row in cursor)
 
-    def search(self, ranking: list[Ranked], project: str, device: str) -> Generator[Hit, None, None]:
+    def search(self, ranking: Iterable[Ranked], project: str, device: str) -> Generator[Hit, None, None]:
         """The visible notes of `ranking` (rank.rank's), best first, the newest first among near-equals.
 
         A `scope: project` note of another project and a `scope: device` note of another device are
@@ -281,7 +276,7 @@ def _newest_first(hits: list[Hit]) -> list[Hit]:
     return hits
 
 
-_DROP = tuple(f"DROP TABLE IF EXISTS {table}" for table in ("fts", "stem", "notes", "meta"))
+_DROP = tuple(f"DROP TABLE IF EXISTS {table}" for table in ("fts", "stem", "notes", "meta"))  # fts: schema 2
 
 
 def stamp(root: Path) -> str:
@@ -293,8 +288,8 @@ def stamp(root: Path) -> str:
 def _current(db: sqlite3.Connection, root: Path) -> bool:
     if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
         return False
-    tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('meta', 'notes', 'fts', 'stem')").fetchone()
-    if tables[0] != 4:
+    tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('meta', 'notes', 'stem')").fetchone()
+    if tables[0] != 3:
         return False
     found = db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
     return found is not None and found[0] == stamp(root)

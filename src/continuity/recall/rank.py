@@ -1,23 +1,26 @@
-"""How recall ranks: exact and stemmed matches together, the terms that carry the query, and a floor.
+"""How recall ranks: words with their inflections, the terms that carry the query, and a floor.
 
-Each term of the query (see `terms`) is looked up on its own in two full-text tables of the index:
-`fts`, which holds the words as written, and `stem`, the same words through FTS5's Porter stemmer (so
-`migrations` finds `migration`, `rebasing` finds `rebase`). A note's score for the term is the sum of
-its BM25 in both (field weights `limits.RECALL_BM25_WEIGHTS`), so an exact match, an identifier above
-all, outweighs an inflected one; its score for the query is the sum over the terms, as BM25 is.
+The index's full-text table holds each note's words through FTS5's Porter stemmer, so `migrations`
+finds `migration` and `rebasing` finds `rebase`; an exact form has the same stem, so it keeps its full
+weight, and an identifier (`invoice_line`, `spawn_blocking`) is a phrase of stems that only it holds.
+SQLite scores the query by BM25 (field weights `limits.RECALL_BM25_WEIGHTS`) over every counted term
+OR-ed, which is the sum of each term's BM25. (Scoring the words as written beside their stems, with a
+tenth of the weight, was measured: it moved recall@3 by 0.2 points and doubled the scoring time; see
+docs/recall.md.)
 
 Which terms count:
 - English function words (`concepts.FUNCTION_WORDS`) are left out, unless the query has nothing else;
-- a word found in more than `RECALL_COMMON_TERM_PERCENT` of the searchable notes is, in this vault, as
-  common as a function word (a stop list derived from document frequency): it is left out too, again
-  unless nothing else is left;
+- (a stop list derived from document frequency, words in more than a quarter of the notes, was
+  measured and left out: BM25's inverse document frequency already weighs them down, and dropping them
+  cost recall);
 - a status code and its reason phrase are one term (`concepts.with_http_status`), and a term that
   names this computer (`concepts.device_names`) matches its notes as if they carried the name.
 
 The floor. A term's weight is its inverse document frequency, a term that no note holds weighing
-most. A note's coverage is the share of the query's weight that it matches; a note under
-`RECALL_MIN_COVERAGE_PERCENT` is not returned, so a query whose telling words no note holds returns
-nothing rather than notes that share its incidental ones.
+most. A note's coverage is the share of the query's weight that it matches. When none of the first
+`RECALL_DEFAULT_LIMIT` notes a query can see reaches `RECALL_MIN_COVERAGE_PERCENT`, nothing is
+returned (`gated`): the query's telling words are in no note, and what matched is incidental. Below
+the best notes, a note under `RECALL_MIN_NOTE_COVERAGE_PERCENT` is not returned either.
 
 `FEATURES` name these parts so that `bench/bench_recall_quality.py --without …` can show what each
 one contributes; recall itself always runs with all of them.
@@ -28,7 +31,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from continuity import limits
 from continuity.recall.concepts import is_function_word
@@ -37,15 +40,14 @@ from continuity.recall.terms import Term, match_expression
 if TYPE_CHECKING:
     from continuity.recall.index import Hit
 
-FEATURES = ("stems", "function_words", "common_words", "device", "http", "floor", "recency")
+FEATURES = ("function_words", "device", "http", "floor", "recency")
 _off: set[str] = set()
 Ranked = tuple[int, float, float]  # rowid, score, coverage (the share of the query's weight it matches)
 
 _WEIGHTS = ", ".join(repr(float(w)) for w in limits.RECALL_BM25_WEIGHTS)
 # The weights are floats from limits; the terms are a bound parameter.
-_EXACT = "SELECT rowid, bm25(fts, " + _WEIGHTS + ") FROM fts WHERE fts MATCH ?"  # noqa: S608
-_EXACT_SHARE = limits.RECALL_EXACT_MATCH_PERCENT / 100
-_STEM = "SELECT rowid, bm25(stem, " + _WEIGHTS + ") FROM stem WHERE stem MATCH ?"  # noqa: S608
+_TOP = "SELECT rowid, bm25(stem, " + _WEIGHTS + ") AS r FROM stem WHERE stem MATCH ? ORDER BY r LIMIT ?"  # noqa: S608
+_ROWIDS = "SELECT rowid FROM stem WHERE stem MATCH ?"
 # A note of this device matches a name of the device as if the name were in its body: it is the
 # note's context, not its topic.
 _IMPLIED_WEIGHT = limits.RECALL_BM25_WEIGHTS[4]
@@ -67,52 +69,71 @@ def _idf(total: int, matched: int) -> float:
     return math.log(1.0 + (total - matched + 0.5) / (matched + 0.5))
 
 
-def _matches(db: sqlite3.Connection, term: Term) -> dict[int, float]:
-    expression = match_expression([term])
-    found: dict[int, float] = {}
-    if not enabled("stems"):
-        return {rowid: -rank for rowid, rank in db.execute(_EXACT, (expression,))}
-    for rowid, rank in db.execute(_STEM, (expression,)):
-        found[rowid] = -rank
-    for rowid, rank in db.execute(_EXACT, (expression,)):
-        found[rowid] = found.get(rowid, 0.0) - rank * _EXACT_SHARE
-    return found
+def _rowids(db: sqlite3.Connection, expression: str) -> set[int]:
+    return {row[0] for row in db.execute(_ROWIDS, (expression,))}
+
+
+def _top(db: sqlite3.Connection, expression: str, limit: int) -> dict[int, float]:
+    """BM25 (higher is better) of the best `limit` matches of `expression` (-1: all), ranked by SQLite."""
+    return {rowid: -score for rowid, score in db.execute(_TOP, (expression, limit))}
+
+
+class _Looked(NamedTuple):
+    expression: str
+    rows: set[int]  # the notes that match the term, this device's notes included when it names it
+    implied: set[int]  # this device's notes that match only because the term names the device
+
+
+def _look(
+    db: sqlite3.Connection, terms: Sequence[Term], device_terms: Sequence[int], device_rows: frozenset[int], total: int
+) -> list[_Looked]:
+    positions = list(range(len(terms)))
+    if enabled("function_words"):
+        positions = [p for p in positions if not is_function_word(terms[p])] or positions
+    kept: list[_Looked] = []
+    for position in positions:
+        expression = match_expression([terms[position]])
+        rows = _rowids(db, expression)
+        implied: set[int] = set()
+        if enabled("device") and position in device_terms:
+            implied = set(device_rows) - rows
+            rows |= implied
+        kept.append(_Looked(expression, rows, implied))
+    return kept
 
 
 def rank(
     db: sqlite3.Connection, terms: Sequence[Term], device_terms: Sequence[int], device_rows: frozenset[int]
-) -> list[Ranked]:
-    """(rowid, score, coverage) of every matching note, best first (rowid breaks exact ties)."""
+) -> Iterator[Ranked]:
+    """(rowid, score, coverage) of every matching note, best first (rowid breaks exact ties).
+
+    SQLite scores the query (every counted term OR-ed: BM25 sums over them) and hands over the best
+    `RECALL_RANKED_CANDIDATES` first; the rest only when a caller reads that far."""
     total = db.execute("SELECT count(*) FROM stem_docsize").fetchone()[0]
-    if not total:
-        return []
-    positions = list(range(len(terms)))
-    if enabled("function_words"):
-        positions = [p for p in positions if not is_function_word(terms[p])] or positions
-    looked = [(p, _matches(db, terms[p])) for p in positions]
-    if enabled("device") and device_rows:
-        for position, found in looked:
-            if position in device_terms:
-                weight = _IMPLIED_WEIGHT * _idf(total, len(device_rows | found.keys()))
-                for rowid in device_rows:
-                    found[rowid] = max(found.get(rowid, 0.0), weight)
-    if enabled("common_words"):
-        limit = total * limits.RECALL_COMMON_TERM_PERCENT / 100
-        kept = [(p, found) for p, found in looked if len(found) <= limit]
-        looked = kept or looked
-    scores: dict[int, float] = {}
-    covered: dict[int, float] = {}
-    weight_total = 0.0
-    absent = limits.RECALL_ABSENT_TERM_WEIGHT_PERCENT / 100
-    for _position, found in looked:
-        weight = _idf(total, len(found)) * (absent if not found else 1.0)
-        weight_total += weight
-        for rowid, score in found.items():
-            scores[rowid] = scores.get(rowid, 0.0) + score
-            covered[rowid] = covered.get(rowid, 0.0) + weight
-    ranked = [(rowid, score, covered[rowid] / weight_total) for rowid, score in scores.items()]
-    ranked.sort(key=lambda item: (-item[1], item[0]))
-    return ranked
+    looked = _look(db, terms, device_terms, device_rows, total) if total else []
+    if not looked:
+        return
+    weights = [_idf(total, len(item.rows)) for item in looked]
+    weight_total = sum(weights)
+    expression = " OR ".join(item.expression for item in looked)
+    seen: set[int] = set()
+    for limit in (limits.RECALL_RANKED_CANDIDATES, -1):
+        scores = _top(db, expression, limit)
+        full = limit < 0 or len(scores) < limit
+        for item, weight in zip(looked, weights, strict=True):
+            for rowid in item.implied:  # matched by naming this device: as if the name were in its body
+                scores[rowid] = scores.get(rowid, 0.0) + _IMPLIED_WEIGHT * weight
+        ranked: list[Ranked] = []
+        for rowid, score in scores.items():
+            if rowid in seen:
+                continue
+            seen.add(rowid)
+            covered = sum(weight for item, weight in zip(looked, weights, strict=True) if rowid in item.rows)
+            ranked.append((rowid, score, covered / weight_total))
+        ranked.sort(key=lambda item: (-item[1], item[0]))
+        yield from ranked
+        if full:
+            return
 
 
 def gated(hits: Iterator[Hit]) -> Iterator[Hit]:

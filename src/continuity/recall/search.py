@@ -8,10 +8,15 @@ only for its own device. The search runs over a per-machine cache (`recall_index
 how fast an answer comes, never what it says.
 
 Terms (see `recall_text`): words, or phrases in double quotes, normalized (NFKC, case folding, white
-space) and de-duplicated in order; whole words and identifier boundaries only. A note matches when
-any term does; BM25 over id, aliases, tags, title, body and identifier parts (weights in
-`limits.RECALL_BM25_WEIGHTS`) ranks them, a note matching more and rarer terms first, the newest note
-(`created`) first on equal scores, then by path.
+space) and de-duplicated in order; whole words (with their inflections) and identifier boundaries.
+`recall.rank` ranks the notes by BM25 over stemmed id, aliases, tags, title, body and identifier parts
+(weights in `limits.RECALL_BM25_WEIGHTS`), leaving out English function words, matching a status code
+with its reason phrase and a name of this computer with its notes; a note matching more and rarer
+terms comes first, the newest (`created`) first among near-equals, then by path. When none of the
+first notes fits enough of the query (`limits.RECALL_MIN_COVERAGE_PERCENT`), nothing is returned.
+
+Every warm note that could not be searched (too large, unreadable, not valid) is named in the
+notices with why, at every recall; a secret-like file name is withheld wherever a note is named.
 
 The allowance (12 KiB for a main task, 8 KiB for a subagent) counts the UTF-8 bytes of each returned
 note's block, from the `<` of `<note` to the `>` of `</note>` inclusive, escaping included; the

@@ -3,7 +3,8 @@
 Text is normalized here, in Python, and handed to SQLite FTS5 as space-separated tokens, so matching
 is defined by this module and not by whichever SQLite the machine has:
 
-- NFKC, then case folding, then NFKC again (Unicode's caseless matching); no stemming, no prefixes;
+- NFKC, then case folding, then NFKC again (Unicode's caseless matching); no prefixes (the index
+  reduces each token to its Porter stem, so inflections match: `recall.rank`);
 - a token is a run of letters and digits, so `_`, `-`, `.`, `/` and every other mark separate words:
   `cache_dir`, `cache-dir` and `cache.dir` all hold the words `cache` and `dir`, and `cache` never
   matches `cacheable` (whole words and identifier boundaries only);
@@ -13,7 +14,8 @@ is defined by this module and not by whichever SQLite the machine has:
 - Chinese and Japanese characters are one token each, so a run of them matches as a substring.
 
 Search terms. The arguments are read like a search box: words separated by white space, and text in
-double quotes (`'"write path"'` from a shell; curly and fullwidth quotes too) as one phrase. Each term
+double quotes (`'"write path"'` from a shell; curly and fullwidth quotes too) as one phrase; an
+English possessive (`laptop's`) is the word itself. Each term
 is normalized and de-duplicated in order (`Cache`, `cache` and `CACHE` are one term, as are
 `cache-dir` and `cache_dir`); a term with no letter or digit is dropped. A word of several parts
 (`cache_dir`) matches its parts as a phrase; a mixed-case word (`cacheDir`) matches either itself
