@@ -83,7 +83,7 @@ PINNED_MODULES = {
     "continuity/hook/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
     "continuity/hook/warm.py": "e8d7e8977f884d0a1746ca2e12e213d71f20939a6e056163b32c522b7aa811ac",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/limits.py": "aab818f2f1aff101d51a5f4a03d51f8474395486ea041cf11e06d704cd68c720",
+    "continuity/limits.py": "87f945e1396bc9a1568078bb104a77da4bc8dea835425d4059879fa7bfe3e3dd",
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "9a2181e2e019a829ab21f8ab00e992892221ee0bc1ca8e3811479522b018957a",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",

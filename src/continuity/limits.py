@@ -110,6 +110,8 @@ RECALL_BM25_WEIGHTS = (5.0, 4.0, 3.0, 3.0, 1.0, 1.0)
 RECALL_MIN_COVERAGE_PERCENT = 30
 # Below the best one, a note that matches less than this share of the query's weight is not returned.
 RECALL_MIN_NOTE_COVERAGE_PERCENT = 15
+# With fewer searchable notes than this, word rarity says too little for either floor: none applies.
+RECALL_FLOOR_MIN_NOTES = 50
 # Notes whose scores are within this share of a better one's are near-equals: the newest comes first.
 RECALL_NEAR_EQUAL_PERCENT = 10
 # SQLite ranks the matches and hands over this many first; the rest only when recall reads that far.

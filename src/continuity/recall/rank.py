@@ -20,7 +20,10 @@ The floor. A term's weight is its inverse document frequency, a term that no not
 most. A note's coverage is the share of the query's weight that it matches. When none of the first
 `RECALL_DEFAULT_LIMIT` notes a query can see reaches `RECALL_MIN_COVERAGE_PERCENT`, nothing is
 returned (`gated`): the query's telling words are in no note, and what matched is incidental. Below
-the best notes, a note under `RECALL_MIN_NOTE_COVERAGE_PERCENT` is not returned either.
+the best notes, a note under `RECALL_MIN_NOTE_COVERAGE_PERCENT` is not returned either. A vault of
+fewer than `RECALL_FLOOR_MIN_NOTES` searchable notes has no floor: so few notes cannot tell a rare,
+telling word from an incidental one (a new vault would otherwise answer most task sentences with
+nothing).
 
 `FEATURES` name these parts so that `bench/bench_recall_quality.py --without …` can show what each
 one contributes; recall itself always runs with all of them.
@@ -114,7 +117,8 @@ def rank(
     if not looked:
         return
     weights = [_idf(total, len(item.rows)) for item in looked]
-    weight_total = sum(weights)
+    # With few notes, which words are rare says little: every match counts as fitting the query.
+    weight_total = sum(weights) if total >= limits.RECALL_FLOOR_MIN_NOTES else 0.0
     expression = " OR ".join(item.expression for item in looked)
     seen: set[int] = set()
     for limit in (limits.RECALL_RANKED_CANDIDATES, -1):
@@ -129,7 +133,7 @@ def rank(
                 continue
             seen.add(rowid)
             covered = sum(weight for item, weight in zip(looked, weights, strict=True) if rowid in item.rows)
-            ranked.append((rowid, score, covered / weight_total))
+            ranked.append((rowid, score, covered / weight_total if weight_total else 1.0))
         ranked.sort(key=lambda item: (-item[1], item[0]))
         yield from ranked
         if full:
