@@ -63,14 +63,18 @@ def lifecycle_ranker(vault: Path) -> Ranker:
 
 
 def fts5_ranker(vault: Path, notes: list[dataset.EvalNote]) -> Ranker:
-    """SQLite FTS5 with porter stemming over what recall may see, words OR-ed, default BM25."""
+    """SQLite FTS5 with porter stemming over what recall may see, words OR-ed, default BM25.
+
+    A note the secret gate withholds is left out here too, as recall can only name it."""
+    from continuity.gate.secrets import scan_text
+
     db = sqlite3.connect(":memory:")
     db.execute(
         "CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, title, tags, aliases, body, tokenize='porter unicode61')"
     )
     owners: dict[str, dataset.EvalNote] = {}
     for note in notes:
-        if note.superseded_by:
+        if note.superseded_by or scan_text(note.markdown()):
             continue
         owners[note.id] = note
         db.execute(

@@ -51,6 +51,8 @@ _WEIGHTS = ", ".join(repr(float(w)) for w in limits.RECALL_BM25_WEIGHTS)
 # The weights are floats from limits; the terms are a bound parameter.
 _TOP = "SELECT rowid, bm25(stem, " + _WEIGHTS + ") AS r FROM stem WHERE stem MATCH ? ORDER BY r LIMIT ?"  # noqa: S608
 _ROWIDS = "SELECT rowid FROM stem WHERE stem MATCH ?"
+_COUNT = "SELECT count(*) FROM stem WHERE stem MATCH ?"
+_HOLDS = "SELECT 1 FROM stem WHERE stem MATCH ? AND rowid = ?"
 # A note of this device matches a name of the device as if the name were in its body: it is the
 # note's context, not its topic.
 _IMPLIED_WEIGHT = limits.RECALL_BM25_WEIGHTS[4]
@@ -76,6 +78,12 @@ def _rowids(db: sqlite3.Connection, expression: str) -> set[int]:
     return {row[0] for row in db.execute(_ROWIDS, (expression,))}
 
 
+def _holds(db: sqlite3.Connection, item: _Looked, rowid: int) -> bool:
+    if rowid in item.implied:
+        return True
+    return db.execute(_HOLDS, (item.expression, rowid)).fetchone() is not None
+
+
 def _top(db: sqlite3.Connection, expression: str, limit: int) -> dict[int, float]:
     """BM25 (higher is better) of the best `limit` matches of `expression` (-1: all), ranked by SQLite."""
     return {rowid: -score for rowid, score in db.execute(_TOP, (expression, limit))}
@@ -83,8 +91,8 @@ def _top(db: sqlite3.Connection, expression: str, limit: int) -> dict[int, float
 
 class _Looked(NamedTuple):
     expression: str
-    rows: set[int]  # the notes that match the term, this device's notes included when it names it
-    implied: set[int]  # this device's notes that match only because the term names the device
+    count: int  # how many notes match the term, this device's notes included when it names it
+    implied: frozenset[int]  # this device's notes that match only because the term names the device
 
 
 def _look(
@@ -96,12 +104,11 @@ def _look(
     kept: list[_Looked] = []
     for position in positions:
         expression = match_expression([terms[position]])
-        rows = _rowids(db, expression)
-        implied: set[int] = set()
-        if enabled("device") and position in device_terms:
-            implied = set(device_rows) - rows
-            rows |= implied
-        kept.append(_Looked(expression, rows, implied))
+        implied: frozenset[int] = frozenset()
+        if enabled("device") and position in device_terms and device_rows:
+            implied = device_rows - _rowids(db, expression)
+        count = db.execute(_COUNT, (expression,)).fetchone()[0] + len(implied)
+        kept.append(_Looked(expression, count, implied))
     return kept
 
 
@@ -116,7 +123,7 @@ def rank(
     looked = _look(db, terms, device_terms, device_rows, total) if total else []
     if not looked:
         return
-    weights = [_idf(total, len(item.rows)) for item in looked]
+    weights = [_idf(total, item.count) for item in looked]
     # With few notes, which words are rare says little: every match counts as fitting the query.
     weight_total = sum(weights) if total >= limits.RECALL_FLOOR_MIN_NOTES else 0.0
     expression = " OR ".join(item.expression for item in looked)
@@ -132,10 +139,11 @@ def rank(
             if rowid in seen:
                 continue
             seen.add(rowid)
-            covered = sum(weight for item, weight in zip(looked, weights, strict=True) if rowid in item.rows)
-            ranked.append((rowid, score, covered / weight_total if weight_total else 1.0))
+            ranked.append((rowid, score, 1.0))
         ranked.sort(key=lambda item: (-item[1], item[0]))
-        yield from ranked
+        for rowid, score, _unknown in ranked:  # coverage costs a lookup a term: only for notes read
+            covered = sum(weight for item, weight in zip(looked, weights, strict=True) if _holds(db, item, rowid))
+            yield (rowid, score, covered / weight_total if weight_total else 1.0)
         if full:
             return
 
