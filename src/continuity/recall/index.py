@@ -64,6 +64,8 @@ _SCHEMA = (
     " device TEXT, body TEXT, findings TEXT)",
     # The listing alone, so comparing it with the vault never reads the notes' bodies.
     "CREATE INDEX listing ON notes(path, size, mtime_ns, ctime_ns, sha256)",
+    # The notes recall could not search are named at every recall: found without reading the rest.
+    "CREATE INDEX unsearched ON notes(state, path)",
     # Tokens arrive normalized and space-separated (recall_text); unicode61 only splits them, and the
     # Porter stemmer reduces each to its stem (recall/rank.py).
     "CREATE VIRTUAL TABLE stem USING fts5(id, aliases, tags, title, body, parts,"
