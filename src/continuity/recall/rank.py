@@ -91,7 +91,7 @@ def _top(db: sqlite3.Connection, expression: str, limit: int) -> dict[int, float
 
 class _Looked(NamedTuple):
     expression: str
-    count: int  # how many notes match the term, this device's notes included when it names it
+    matched: int  # how many notes match the term, this device's notes included when it names it
     implied: frozenset[int]  # this device's notes that match only because the term names the device
 
 
@@ -123,7 +123,7 @@ def rank(
     looked = _look(db, terms, device_terms, device_rows, total) if total else []
     if not looked:
         return
-    weights = [_idf(total, item.count) for item in looked]
+    weights = [_idf(total, item.matched) for item in looked]
     # With few notes, which words are rare says little: every match counts as fitting the query.
     weight_total = sum(weights) if total >= limits.RECALL_FLOOR_MIN_NOTES else 0.0
     expression = " OR ".join(item.expression for item in looked)
