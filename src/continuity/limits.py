@@ -119,6 +119,17 @@ RECALL_MAX_ATTEMPTS = 3
 RECALL_WATCH_READ_BYTES = 64 * KIB
 # BM25 weight of each indexed field: id, aliases, tags, title, body, parts of mixed-case identifiers.
 RECALL_BM25_WEIGHTS = (5.0, 4.0, 3.0, 3.0, 1.0, 1.0)
+# The best note a query can see must match terms that carry at least this share of the query's weight
+# (inverse document frequency), or nothing is returned: a query no note answers returns nothing.
+RECALL_MIN_COVERAGE_PERCENT = 30
+# Below the best one, a note that matches less than this share of the query's weight is not returned.
+RECALL_MIN_NOTE_COVERAGE_PERCENT = 15
+# With fewer searchable notes than this, word rarity says too little for either floor: none applies.
+RECALL_FLOOR_MIN_NOTES = 50
+# Notes whose scores are within this share of a better one's are near-equals: the newest comes first.
+RECALL_NEAR_EQUAL_PERCENT = 10
+# SQLite ranks the matches and hands over this many first; the rest only when recall reads that far.
+RECALL_RANKED_CANDIDATES = 200
 
 # What one MCP server process (`lifecycle mcp`, one client session) returns of private memory in all:
 # warm retrieval within the RECALL_*_ALLOWANCE_BYTES above, and everything, the startup brief included,

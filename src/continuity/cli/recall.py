@@ -48,9 +48,11 @@ def recall(
 ) -> None:
     """Print the approved notes that best match TERMS, whole, inside the warm allowance.
 
-    TERMS are whole words, matched at identifier boundaries too (cache finds cache_dir and cacheDir,
-    never cacheable); put a phrase in double quotes inside one argument: '"write path"'. A note
-    matches when any term does; notes matching more and rarer terms come first.
+    TERMS are words, matched with their inflections (migration finds migrations, caching finds
+    cache) and at identifier boundaries (cache finds cache_dir and cacheDir, never cacheable); put a
+    phrase in double quotes inside one argument: '"write path"'. A word that starts with "-" and is
+    not one of the options below is a term too (--max-errors, sed -i). Notes matching more and rarer
+    terms come first; when no note fits enough of the terms, nothing is returned.
     """
     from continuity.recall import search as core
 
@@ -58,6 +60,9 @@ def recall(
     found = core.recall(root, device, project, terms, audience=audience.value, limit=limit)
     report(found.to_json(), as_json, found.text)
     for skipped in found.skipped:
+        if skipped.reason != "secret":
+            warn(f"lifecycle: note: {skipped.describe()}; 'lifecycle doctor' checks every note")
+            continue
         warn(
             f"lifecycle: note: {skipped.path} was left out for secret-like content; remove it, or mark a "
             "false positive with 'pragma: allowlist secret' on that line (see 'lifecycle scan')"
@@ -130,5 +135,7 @@ def log(
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(recall)
+    # A query word may start with `-` (`--max-errors`, `sed -i`): whatever is not one of recall's own
+    # options is a term; `--` still ends the options.
+    app.command(context_settings={"ignore_unknown_options": True})(recall)
     app.command()(log)

@@ -20,8 +20,9 @@ Re-reading one note outside a refresh drops the fingerprint. A long-lived proces
 passes a `recall.watch.Watcher`: while the kernel reported nothing the walk could see and the stored
 fingerprint is still the one its last refresh committed, even the walk is skipped.
 
-Search. FTS5 ranks every match by BM25 from the full-text index alone; the rows of the notes (their
-bodies above all) are read in rank order, only as far as the caller goes, and filtered by scope there.
+Search. `recall.rank` scores the matches from the full-text table (`stem`, words through FTS5's
+Porter stemmer) alone; the rows of the notes (their bodies above all) are read in rank order, only as
+far as the caller goes, and filtered by scope there.
 
 The schema version lives in `PRAGMA user_version`; a stamp in the `meta` table covers the vault path,
 the code that classifies and tokenizes (the recall modules, notes, secrets, limits) and the Unicode
@@ -36,22 +37,21 @@ import contextlib
 import os
 import sqlite3
 import unicodedata
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from continuity import limits
 from continuity.recall.eligible import Row, StatKey, digest_of, listing_digest, read_row, scan, sha256_hex
+from continuity.recall.location import cache_dir as cache_dir, code_stamp, index_file as index_file, vault_key
 
 if TYPE_CHECKING:  # only the server holds a watcher: the command line never imports ctypes for it
+    from continuity.recall.rank import Ranked
     from continuity.recall.watch import Watcher
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FIELDS = ("id", "aliases", "tags", "title", "body", "parts")
-# The code an index depends on, as patterns under the package: what it keeps, how it reads notes,
-# and the whole secret gate (a note the gate would now refuse must not stay searchable).
-_STAMP_MODULES = ("recall/*.py", "vault/notes.py", "gate/*.py", "limits.py", "ids.py")
 _COLUMNS = (
     "path, size, mtime_ns, ctime_ns, sha256, state, note_id, created, verified, revalidate_by, scope, "
     "project, device, body, findings"
@@ -64,17 +64,16 @@ _SCHEMA = (
     " device TEXT, body TEXT, findings TEXT)",
     # The listing alone, so comparing it with the vault never reads the notes' bodies.
     "CREATE INDEX listing ON notes(path, size, mtime_ns, ctime_ns, sha256)",
-    # Tokens arrive normalized and space-separated (recall_text); unicode61 only splits them.
-    "CREATE VIRTUAL TABLE fts USING fts5(id, aliases, tags, title, body, parts,"
-    " tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co'\")",
+    # The notes recall could not search are named at every recall: found without reading the rest.
+    "CREATE INDEX unsearched ON notes(state, path)",
+    # Tokens arrive normalized and space-separated (recall_text); unicode61 only splits them, and the
+    # Porter stemmer reduces each to its stem (recall/rank.py).
+    "CREATE VIRTUAL TABLE stem USING fts5(id, aliases, tags, title, body, parts,"
+    " tokenize=\"porter unicode61 remove_diacritics 0 categories 'L* N* Co'\")",
 )
 # Statements are assembled from the constants above only; every value is a bound parameter.
 _INSERT_NOTE = "INSERT INTO notes(" + _COLUMNS + ") VALUES (" + ", ".join("?" * 15) + ")"  # noqa: S608
-_INSERT_FTS = "INSERT INTO fts(rowid, id, aliases, tags, title, body, parts) VALUES (?, ?, ?, ?, ?, ?, ?)"
-_WEIGHTS = ", ".join(repr(float(w)) for w in limits.RECALL_BM25_WEIGHTS)
-# The weights are floats from limits; the terms are a bound parameter. Ranking touches only the
-# full-text index: a note's row (its body above all) is read only when the ranking reaches it.
-_RANK = "SELECT rowid, bm25(fts, " + _WEIGHTS + ") AS rank FROM fts WHERE fts MATCH ? ORDER BY rank"  # noqa: S608
+_INSERT_STEM = "INSERT INTO stem(rowid, id, aliases, tags, title, body, parts) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _VISIBLE = (
     "SELECT path, state, note_id, created, verified, revalidate_by, body, findings, sha256 FROM notes"
     " WHERE rowid = ? AND state IN ('ok', 'secret')"
@@ -93,7 +92,8 @@ class Hit(NamedTuple):  # a tuple, not a dataclass: a class defined at every rec
     body: str | None
     findings: tuple[tuple[int, str], ...]
     sha256: str | None
-    score: float  # higher is better (minus FTS5's bm25)
+    score: float  # higher is better (recall.rank's)
+    coverage: float = 1.0  # the share of the query's weight this note matches
 
 
 @dataclass(frozen=True)
@@ -103,35 +103,6 @@ class Refreshed:
     removed: int
     compared: bool = field(default=True, compare=False)  # False: the listing's fingerprint matched
     walked: bool = field(default=True, compare=False)  # False: the watcher vouched for the listing
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "continuity" / "recall"
-
-
-def vault_key(root: Path) -> str:
-    return str(root.resolve())
-
-
-def index_file(root: Path) -> Path:
-    return cache_dir() / (sha256_hex(vault_key(root).encode("utf-8"))[:16] + ".sqlite")
-
-
-def stamp(root: Path) -> str:
-    """What a stored index must have been built with; any difference means a rebuild."""
-    parts = [f"{SCHEMA_VERSION}\0{vault_key(root)}\0{unicodedata.unidata_version}\0{sqlite3.sqlite_version}\0".encode()]
-    package = Path(__file__).resolve().parents[1]
-    for pattern in _STAMP_MODULES:
-        for path in sorted(package.glob(pattern)) or [package / pattern]:
-            name = path.relative_to(package).as_posix()
-            try:
-                parts.append(name.encode() + b"\0" + path.read_bytes())
-            except OSError:
-                parts.append(name.encode() + b"\0missing")
-    return sha256_hex(b"".join(parts))
 
 
 class Index:
@@ -222,7 +193,7 @@ class Index:
         self.db.execute("COMMIT")
 
     def _delete(self, rowid: int) -> None:
-        self.db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        self.db.execute("DELETE FROM stem WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM notes WHERE rowid = ?", (rowid,))
 
     def _insert(self, row: Row) -> None:
@@ -248,31 +219,42 @@ class Index:
             ),
         )
         if row.fields is not None:
-            self.db.execute(_INSERT_FTS, (cursor.lastrowid, *row.fields))
+            self.db.execute(_INSERT_STEM, (cursor.lastrowid, *row.fields))
 
-    def search(self, expression: str, project: str, device: str) -> Generator[Hit, None, None]:
-        """Searchable notes matching `expression`: best first, newest first on equal scores, then by path.
+    def device_rows(self, device: str) -> frozenset[int]:
+        """The searchable notes of this device: its own notes folder, and `scope: device` notes of it."""
+        cursor = self.db.execute(
+            "SELECT rowid FROM notes WHERE state IN ('ok', 'secret')"
+            " AND (substr(path, 1, ?) = ? OR (scope = 'device' AND device = ?))",
+            (len(prefix := f"50-devices/{device}/notes/"), prefix, device),
+        )
+        return frozenset(row[0] for row in cursor)
+
+    def search(self, ranking: Iterable[Ranked], project: str, device: str) -> Generator[Hit, None, None]:
+        """The visible notes of `ranking` (rank.rank's), best first, the newest first among near-equals.
 
         A `scope: project` note of another project and a `scope: device` note of another device are
-        left out here, before anything is shown. The full-text index ranks every match; each note's
-        row is then read in that order, as far as the caller goes, and notes of equal score are
-        ordered among themselves once all of them are read.
+        left out here, before anything is shown. Each note's row is read in rank order, as far as the
+        caller goes; notes whose scores are within `RECALL_NEAR_EQUAL_PERCENT` of the first of their
+        group are ordered among themselves (newest `created` first, then by path) once all are read.
         """
-        cursor = self.db.execute(_RANK, (expression,))
-        try:
-            tied: list[Hit] = []
-            for rowid, rank in cursor:
-                if tied and -rank != tied[0].score:
-                    yield from _newest_first(tied)
-                    tied = []
-                hit = self._visible(rowid, -rank, project, device)
-                if hit is not None:
-                    tied.append(hit)
-            yield from _newest_first(tied)
-        finally:
-            cursor.close()
+        from continuity.recall.rank import enabled
 
-    def _visible(self, rowid: int, score: float, project: str, device: str) -> Hit | None:
+        near = 1.0 - limits.RECALL_NEAR_EQUAL_PERCENT / 100 if enabled("recency") else 1.0
+        floor = limits.RECALL_MIN_NOTE_COVERAGE_PERCENT / 100 if enabled("floor") else 0.0
+        group: list[Hit] = []
+        for rowid, score, coverage in ranking:
+            if coverage < floor:
+                continue
+            if group and score < group[0].score * near:
+                yield from _newest_first(group)
+                group = []
+            hit = self._visible(rowid, score, coverage, project, device)
+            if hit is not None:
+                group.append(hit)
+        yield from _newest_first(group)
+
+    def _visible(self, rowid: int, score: float, coverage: float, project: str, device: str) -> Hit | None:
         found = self.db.execute(_VISIBLE, (rowid, project, device)).fetchone()
         if found is None:
             return None
@@ -282,7 +264,7 @@ class Index:
             import json
 
             listed = tuple((int(line), str(det)) for line, det in json.loads(findings))
-        return Hit(path, state, note_id, created, verified, due, body, listed, sha, score)
+        return Hit(path, state, note_id, created, verified, due, body, listed, sha, score, coverage)
 
     def confirm(self, hit: Hit) -> bool:
         """True when the file still holds the bytes its row was built from (a hash, no parsing)."""
@@ -296,13 +278,19 @@ def _newest_first(hits: list[Hit]) -> list[Hit]:
     return hits
 
 
-_DROP = ("DROP TABLE IF EXISTS fts", "DROP TABLE IF EXISTS notes", "DROP TABLE IF EXISTS meta")
+_DROP = tuple(f"DROP TABLE IF EXISTS {table}" for table in ("fts", "stem", "notes", "meta"))  # fts: schema 2
+
+
+def stamp(root: Path) -> str:
+    """What a stored index must have been built with; any difference means a rebuild."""
+    versions = f"{SCHEMA_VERSION}\0{vault_key(root)}\0{unicodedata.unidata_version}\0{sqlite3.sqlite_version}\0"
+    return sha256_hex(versions.encode() + code_stamp().encode())
 
 
 def _current(db: sqlite3.Connection, root: Path) -> bool:
     if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
         return False
-    tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('meta', 'notes', 'fts')").fetchone()
+    tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('meta', 'notes', 'stem')").fetchone()
     if tables[0] != 3:
         return False
     found = db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()

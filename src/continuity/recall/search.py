@@ -8,10 +8,15 @@ only for its own device. The search runs over a per-machine cache (`recall_index
 how fast an answer comes, never what it says.
 
 Terms (see `recall_text`): words, or phrases in double quotes, normalized (NFKC, case folding, white
-space) and de-duplicated in order; whole words and identifier boundaries only. A note matches when
-any term does; BM25 over id, aliases, tags, title, body and identifier parts (weights in
-`limits.RECALL_BM25_WEIGHTS`) ranks them, a note matching more and rarer terms first, the newest note
-(`created`) first on equal scores, then by path.
+space) and de-duplicated in order; whole words (with their inflections) and identifier boundaries.
+`recall.rank` ranks the notes by BM25 over stemmed id, aliases, tags, title, body and identifier parts
+(weights in `limits.RECALL_BM25_WEIGHTS`), leaving out English function words, matching a status code
+with its reason phrase and a name of this computer with its notes; a note matching more and rarer
+terms comes first, the newest (`created`) first among near-equals, then by path. When none of the
+first notes fits enough of the query (`limits.RECALL_MIN_COVERAGE_PERCENT`), nothing is returned.
+
+Every warm note that could not be searched (too large, unreadable, not valid) is named in the
+notices with why, at every recall; a secret-like file name is withheld wherever a note is named.
 
 The allowance (12 KiB for a main task, 8 KiB for a subagent) counts the UTF-8 bytes of each returned
 note's block, from the `<` of `<note` to the `>` of `</note>` inclusive, escaping included; the
@@ -38,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from continuity import limits
 from continuity.errors import ContinuityError, UsageError
 from continuity.recall.index import Hit, Index, busy, discard, open_index
-from continuity.recall.terms import Term, match_expression, parse_terms
+from continuity.recall.terms import Term, parse_terms
 
 if TYPE_CHECKING:
     from continuity.recall.watch import Watcher
@@ -64,17 +69,47 @@ class Result:
         return len(self.block.encode("utf-8"))
 
 
+# Why a warm note was not searched at all (its text is not in the index), as `Skipped.reason`.
+UNSEARCHED = {
+    "too_large": f"it is larger than the {limits.RECALL_NOTE_CAP_BYTES}-byte cap for a note",
+    "unreadable": "it could not be read",
+    "invalid": "its frontmatter or id is not valid",
+}
+
+
 @dataclass(frozen=True)
 class Skipped:
-    path: str
-    reason: str  # "secret"
+    path: str  # vault-relative; a secret-like file name is withheld (`gate.secrets.withheld_name`)
+    reason: str  # "secret", or a key of UNSEARCHED
     findings: tuple[tuple[int, str], ...]  # (line, detector): never the value
+    size: int | None = None  # the file's bytes, for "too_large"
 
     def describe(self) -> str:
+        if self.reason in UNSEARCHED:
+            size = f" ({self.size} bytes)" if self.size is not None else ""
+            return f"{self.path} was not searched: {UNSEARCHED[self.reason]}{size}"
         where = ", ".join(f"line {line}: {detector}" for line, detector in self.findings[:3])
         more = f" and {len(self.findings) - 3} more" if len(self.findings) > 3 else ""
         # What happened only: how to get past the gate is the person's business (the CLI says it on stderr).
         return f"{self.path} left out: secret-like content at {where}{more}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "reason": self.reason,
+            "findings": [{"line": line, "detector": det} for line, det in self.findings],
+        }
+        if self.size is not None:
+            out["bytes"] = self.size
+        return out
+
+
+def shown_path(rel: str) -> str:
+    """A vault path as recall may print it: a file name that looks like a secret is withheld."""
+    from continuity.gate.secrets import withheld_name
+
+    found = withheld_name(rel)
+    return rel if found is None else found[0]
 
 
 @dataclass(frozen=True)
@@ -102,14 +137,7 @@ class Recall:
             "bytes": self.bytes,
             "allowance": self.allowance,
             "stopped": self.stopped,
-            "skipped": [
-                {
-                    "path": s.path,
-                    "reason": s.reason,
-                    "findings": [{"line": line, "detector": det} for line, det in s.findings],
-                }
-                for s in self.skipped
-            ],
+            "skipped": [s.to_json() for s in self.skipped],
             "brief": self.text,
         }
 
@@ -165,7 +193,8 @@ def compose(
             )
         )
     if not results:
-        empty = "No approved note matched these terms." if not notices else "No note is shown: see the notices."
+        secret = any(s.reason == "secret" for s in skipped) or overflow is not None
+        empty = "No note is shown: see the notices." if secret else "No approved note matched these terms."
         lines.extend(("", empty))
     if notices:
         lines.extend(("", "Notices:"))
@@ -181,18 +210,49 @@ class _Chosen(NamedTuple):
     overflow: tuple[str, int] | None
 
 
+_UNSEARCHED_SQL = (
+    "SELECT path, state, size FROM notes WHERE state IN ('too_large', 'unreadable', 'invalid') ORDER BY path"
+)
+
+
+def _unsearched(index: Index) -> list[Skipped]:
+    """The warm notes this device may see whose text could not be indexed (too large, unreadable, not
+    valid: `UNSEARCHED`), each named with why: they are never searched, so every recall says so."""
+    return [
+        Skipped(shown_path(path), state, (), size if state == "too_large" else None)
+        for path, state, size in index.db.execute(_UNSEARCHED_SQL)
+    ]
+
+
+class _Query(NamedTuple):
+    terms: list[Term]  # as ranked: status codes joined with their phrases
+    device_terms: list[int]  # positions of the terms that name this device
+
+
+def _prepare(root: Path, device: str, terms: list[Term]) -> _Query:
+    from continuity.recall import concepts, rank
+
+    if rank.enabled("http"):
+        terms = concepts.with_http_status(terms)
+    named = concepts.names_device(terms, concepts.device_names(root, device)) if rank.enabled("device") else []
+    return _Query(terms, named)
+
+
 def _choose(
-    index: Index, expression: str, project: str, device: str, limit: int, allowance: int, today: dt.date
+    index: Index, query: _Query, project: str, device: str, limit: int, allowance: int, today: dt.date
 ) -> _Chosen | str:
     """Walk the ranking: the chosen notes, or the path of a note whose bytes changed under us."""
+    from continuity.recall.rank import gated, rank
+
     results: list[Result] = []
     skipped: list[Skipped] = []
     used = 0
-    hits = index.search(expression, project, device)
+    device_rows = index.device_rows(device) if query.device_terms else frozenset()
+    hits = index.search(rank(index.db, query.terms, query.device_terms, device_rows), project, device)
     try:
-        for hit in hits:
+        for hit in gated(hits):
             if hit.state == "secret":
-                skipped.append(Skipped(hit.path, "secret", hit.findings))
+                skipped.append(Skipped(shown_path(hit.path), "secret", hit.findings))
                 continue
             if not index.confirm(hit):
                 return hit.path
@@ -239,22 +299,23 @@ def recall(
         raise UsageError("no term has a letter or digit to search for")
     allowance = AUDIENCES[audience] if allowance is None else max(0, min(allowance, AUDIENCES[audience]))
     day = today or dt.datetime.now(dt.timezone.utc).date()
-    expression = match_expression(terms)
+    query = _prepare(root, device, terms)
     index = open_index(root, device, use_file=use_cache)
     try:
         for _attempt in range(limits.RECALL_MAX_ATTEMPTS):
             try:
                 index.refresh(watcher)
-                chosen = _choose(index, expression, project, device, limit, allowance, day)
+                chosen = _choose(index, query, project, device, limit, allowance, day)
                 if isinstance(chosen, str):
                     index.reindex(chosen)
                     continue
             except sqlite3.Error as exc:
                 index = discard(index, keep_file=busy(exc))
                 continue
-            text = compose(audience, chosen.stopped, chosen.results, chosen.skipped, chosen.overflow, allowance)
+            skipped = (*chosen.skipped, *_unsearched(index))
+            text = compose(audience, chosen.stopped, chosen.results, skipped, chosen.overflow, allowance)
             return Recall(
-                tuple(terms), audience, allowance, chosen.results, chosen.skipped, chosen.stopped, chosen.overflow, text
+                tuple(terms), audience, allowance, chosen.results, skipped, chosen.stopped, chosen.overflow, text
             )
     finally:
         index.close()

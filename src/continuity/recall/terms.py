@@ -3,7 +3,8 @@
 Text is normalized here, in Python, and handed to SQLite FTS5 as space-separated tokens, so matching
 is defined by this module and not by whichever SQLite the machine has:
 
-- NFKC, then case folding, then NFKC again (Unicode's caseless matching); no stemming, no prefixes;
+- NFKC, then case folding, then NFKC again (Unicode's caseless matching); no prefixes (the index
+  reduces each token to its Porter stem, so inflections match: `recall.rank`);
 - a token is a run of letters and digits, so `_`, `-`, `.`, `/` and every other mark separate words:
   `cache_dir`, `cache-dir` and `cache.dir` all hold the words `cache` and `dir`, and `cache` never
   matches `cacheable` (whole words and identifier boundaries only);
@@ -13,7 +14,8 @@ is defined by this module and not by whichever SQLite the machine has:
 - Chinese and Japanese characters are one token each, so a run of them matches as a substring.
 
 Search terms. The arguments are read like a search box: words separated by white space, and text in
-double quotes (`'"write path"'` from a shell; curly and fullwidth quotes too) as one phrase. Each term
+double quotes (`'"write path"'` from a shell; curly and fullwidth quotes too) as one phrase; an
+English possessive (`laptop's`) is the word itself. Each term
 is normalized and de-duplicated in order (`Cache`, `cache` and `CACHE` are one term, as are
 `cache-dir` and `cache_dir`); a term with no letter or digit is dropped. A word of several parts
 (`cache_dir`) matches its parts as a phrase; a mixed-case word (`cacheDir`) matches either itself
@@ -39,6 +41,8 @@ _WORD_RE = re.compile(r"[^\W_]+")
 _MIXED_RE = re.compile(r"(?<![^\W_])[^\W_]*(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[0-9][A-Z][a-z])[^\W_]*")
 _CJK = "[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]"
 _PIECE_RE = re.compile(r'"([^"]*)(?:"|$)|([^\s"]+)')
+# An English possessive ending a word (`laptop's`, `org’s`): the word is what is searched.
+_POSSESSIVE_RE = re.compile(r"(?<=[^\W_])['\u2019][sS]$")
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
 
 
@@ -112,7 +116,7 @@ def parse_terms(raw: Sequence[str]) -> list[Term]:
     out: list[Term] = []
     for match in _PIECE_RE.finditer(text):
         quoted = match.group(1) is not None
-        piece = match.group(1) if quoted else match.group(2)
+        piece = match.group(1) if quoted else _POSSESSIVE_RE.sub("", match.group(2))
         plain = tuple(words(piece))
         if not plain:
             continue

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "2531a7dff784e73c5f55de6099c292bc4eac8db15c51c456b329ccc29298b880"
+STARTUP_SCRIPT_SHA256 = "1250d3e561b596ac44588d2812a8729b814210a515c7c42ae02c815c9e32ab91"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
