@@ -14,7 +14,7 @@ the pairwise ratios:
 * the PostToolUse handler (it runs after every tool call).
 
 The shim defaults to the first `python3` on PATH when that is a script. Benchmarks never assert a
-time; `doctor` quotes the figure measured here (limits.PYTHON_SHIM_COST_MS).
+time; `doctor` quotes the figure measured here (tunables.PYTHON_SHIM_COST_MS).
 """
 
 from __future__ import annotations

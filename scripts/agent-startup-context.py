@@ -86,7 +86,7 @@ PINNED_MODULES = {
     "continuity/hook/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
     "continuity/hook/warm.py": "c15e49c50f727fc6b4ec074850c26f1e9802e86328316e7c69f2bb91785ce4d2",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/limits.py": "4a9b1596fd13e16e27db26e0a713f0026a3814f8373ce3efbf8b5ebafd938f7c",
+    "continuity/limits.py": "e5ff41235fb62ced5bb724a3a237310deaf5089c16d5633dc74c1d7034e004f2",
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",

@@ -21,7 +21,7 @@ from conftest import git
 from hookkit import command, hook_env, hooks_doc, make_checkout, payload
 from hypothesis import given, settings, strategies as st
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import NoteError
 from continuity.store import atomic
 from continuity.trust import hookcommand
@@ -221,7 +221,7 @@ def test_every_windows_path_shape_stays_a_literal(drive: str, a: str, b: str, sh
         assert [singles[0] + ref for ref in refs] == [python, script]
     else:
         assert singles == [python, script]
-    assert len(line) <= limits.HOOK_COMMAND_MAX_CHARS + 2 * (len(python) + len(script))
+    assert len(line) <= tunables.HOOK_COMMAND_MAX_CHARS + 2 * (len(python) + len(script))
 
 
 @settings(max_examples=100, deadline=None)

@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 from syncvaults import devices, git, remote_file
 
-from continuity import limits
+from continuity import tunables
 from continuity.gate.secrets import scan_bytes
 from continuity.sync import commit, engine, ignore
 from continuity.sync.git import Git
@@ -271,7 +271,7 @@ def tree_of(remote: Path) -> set[str]:
 def test_a_remote_rewrite_after_a_huge_blob_does_not_wedge_sync(tmp_path: Path) -> None:
     remote, (a, b) = devices(tmp_path, 2)
     # b pushes a blob over the cap by hand; a received history that holds it.
-    push_by_hand(b.vault, "40-documents/huge.md", huge_note(limits.SYNC_FILE_MAX_BYTES + 1))
+    push_by_hand(b.vault, "40-documents/huge.md", huge_note(tunables.SYNC_FILE_MAX_BYTES + 1))
     a.sync()
     # Then the remote is rewritten to an unrelated history (someone scrubbed it).
     force_push_unrelated(tmp_path, remote, {"30-memory/facts/kept.md": NOTE.format(ident="k", body="kept").encode()})
@@ -327,8 +327,8 @@ def test_an_incoming_blob_over_the_cap_is_never_checked_out(tmp_path: Path) -> N
     a.sync()
     b.sync()
     # b pushes by hand a note that compresses to almost nothing and expands past the cap.
-    push_by_hand(b.vault, "30-memory/facts/grows.md", huge_note(limits.SYNC_FILE_MAX_BYTES + 1))
-    push_by_hand(b.vault, "30-memory/facts/bomb.md", b"\n" * (limits.SYNC_FILE_MAX_BYTES + 1))
+    push_by_hand(b.vault, "30-memory/facts/grows.md", huge_note(tunables.SYNC_FILE_MAX_BYTES + 1))
+    push_by_hand(b.vault, "30-memory/facts/bomb.md", b"\n" * (tunables.SYNC_FILE_MAX_BYTES + 1))
     result = a.sync()
     refused = {item.shown: item for item in result.held if item.reason == "incoming_too_large"}
     assert set(refused) == {"30-memory/facts/grows.md", "30-memory/facts/bomb.md"}
@@ -365,7 +365,7 @@ def test_a_lease_the_sync_held_back_is_never_reported_as_on_the_remote(tmp_path:
 
 def test_a_clone_never_checks_out_a_file_over_the_cap(tmp_path: Path) -> None:
     remote, (a,) = devices(tmp_path, 1)
-    push_by_hand(a.vault, "30-memory/facts/bomb.md", b"\n" * (limits.SYNC_FILE_MAX_BYTES + 1))
+    push_by_hand(a.vault, "30-memory/facts/bomb.md", b"\n" * (tunables.SYNC_FILE_MAX_BYTES + 1))
     told: list[str] = []
     engine.clone(str(remote), tmp_path / "fresh", "dev-z", on_refused=told.append)
     assert not (tmp_path / "fresh/30-memory/facts/bomb.md").exists()

@@ -34,7 +34,7 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 from writer_support import write_lease
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.health import doctor, report as doctor_report
 from continuity.local import connection
 from continuity.vault import scan
@@ -578,7 +578,7 @@ def test_fix_removes_only_old_temporary_files_of_our_own_shape(vault: Path) -> N
     for path in (old, young, archived, lookalike):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("half a note")
-    stale = os.stat(old).st_mtime - limits.TEMP_FILE_STALE_SECONDS - 60
+    stale = os.stat(old).st_mtime - tunables.TEMP_FILE_STALE_SECONDS - 60
     for path in (old, archived, lookalike):
         os.utime(path, (stale, stale))
     before = level_of(run()[1], "scan.temporary")

@@ -20,7 +20,7 @@ import pytest
 from hookkit import ROOT, connect, context_of, hook_env, lifecycle, make_checkout, payload, run_shell
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import tunables
 from continuity.cli import app
 from continuity.errors import InputRejected
 from continuity.trust import harness, hookcommand
@@ -66,10 +66,10 @@ def test_the_checked_in_codex_file_has_the_strict_shape() -> None:
     assert session["matcher"] == "startup|resume|clear|compact"
     brief = session["hooks"][0]
     assert brief["command"].endswith("--hook --harness codex") and "agent-startup-context.py" in brief["command"]
-    assert brief["additionalContextLimit"] == limits.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
-    assert brief["timeout"] == limits.HOOK_TIMEOUT_SECONDS and "commandWindows" in brief
+    assert brief["additionalContextLimit"] == tunables.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
+    assert brief["timeout"] == tunables.HOOK_TIMEOUT_SECONDS and "commandWindows" in brief
     sub = ours(doc, "SubagentStart")["hooks"][0]
-    assert sub["additionalContextLimit"] == limits.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS
+    assert sub["additionalContextLimit"] == tunables.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS
     assert ours(doc, "PostToolUse")["matcher"] == "*"
     for event in ("PreCompact", "PostToolUse", "Stop"):
         handler = ours(doc, event)["hooks"][0]
@@ -275,7 +275,7 @@ def test_every_command_is_short_enough_to_review(tmp_path: Path, isolated_home: 
     for path in files:
         doc = json.loads(path.read_text())
         commands = harness.our_commands(doc)
-        assert commands and all(len(c) <= limits.HOOK_COMMAND_MAX_CHARS for c in commands), (path, commands)
+        assert commands and all(len(c) <= tunables.HOOK_COMMAND_MAX_CHARS for c in commands), (path, commands)
 
 
 def test_one_scope_at_a_time_so_the_brief_never_comes_twice(tmp_path: Path, isolated_home: Path) -> None:

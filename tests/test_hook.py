@@ -32,7 +32,7 @@ from briefkit import (
 from conftest import git, use_connection, write_connection
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.brief import render
 from continuity.cli import app
 from continuity.hook import entry, reexec
@@ -83,7 +83,7 @@ def run_hook(
     env: dict[str, str] | None = None,
     python: list[str] | None = None,
     cwd: Path | None = None,
-    timeout: float = limits.HOOK_TIMEOUT_SECONDS,
+    timeout: float = tunables.HOOK_TIMEOUT_SECONDS,
 ) -> subprocess.CompletedProcess[bytes]:
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
     return subprocess.run(
@@ -172,8 +172,8 @@ def test_within_codex_context_limit_and_claude_characters(connected: Path, vault
     for name in ("soul", "project", "device"):
         write(vault, SOURCE_REL[name], hot_note(name, f"- {MARK[name]}\n{big[: limits.SOUL_CAP_BYTES // 2]}"))
     limit = {
-        "SessionStart": limits.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS,
-        "SubagentStart": limits.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS,
+        "SessionStart": tunables.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS,
+        "SubagentStart": tunables.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS,
     }[event]
     codex = context_of(run_hook(payload(connected, event, "codex"), "codex"), event)
     assert -(-len(codex.encode()) // limits.BYTES_PER_TOKEN) <= limit
@@ -402,7 +402,7 @@ def test_pathological_notes_render_within_the_hook_timeout(connected: Path, vaul
         text = hot_note(name, "")
         filler = unit * ((limits.SOUL_CAP_BYTES - len(text.encode()) - 64) // len(unit))
         write(vault, SOURCE_REL[name], hot_note(name, filler))
-    proc = run_hook(payload(connected), timeout=limits.HOOK_TIMEOUT_SECONDS)
+    proc = run_hook(payload(connected), timeout=tunables.HOOK_TIMEOUT_SECONDS)
     context_of(proc)
 
 
@@ -415,7 +415,7 @@ def loaded_modules(connected: Path, env: dict[str, str]) -> set[str]:
     proc = subprocess.run(
         [sys.executable, "-I", "-S", "-X", "importtime", str(startup_script()), "--hook", "--harness", "codex"],
         input=json.dumps(payload(connected)).encode(), capture_output=True, env=env, check=False,
-        timeout=limits.HOOK_TIMEOUT_SECONDS,
+        timeout=tunables.HOOK_TIMEOUT_SECONDS,
     )  # fmt: skip
     lines = proc.stderr.decode().splitlines()
     assert all(line.startswith("import time:") for line in lines), proc.stderr

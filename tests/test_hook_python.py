@@ -15,7 +15,7 @@ from conftest import use_connection
 from hookkit import connect, make_checkout
 from writer_support import cli
 
-from continuity import limits
+from continuity import tunables
 from continuity.local import interpreter
 
 
@@ -50,7 +50,7 @@ def test_a_pyenv_shim_on_path_is_named_with_its_cost(
     rest = os.environ["PATH"]
     found = python_check(monkeypatch, f"{fake.parent}{os.pathsep}{rest}")
     assert found["level"] == "warn"
-    assert f"pyenv shim ({fake})" in found["message"] and f"{limits.PYTHON_SHIM_COST_MS} ms" in found["message"]
+    assert f"pyenv shim ({fake})" in found["message"] and f"{tunables.PYTHON_SHIM_COST_MS} ms" in found["message"]
     assert str(checkout / ".codex" / "hooks.json") in found["message"]
 
     real = tmp_path / "real-bin"

@@ -14,7 +14,7 @@ from conftest import write_connection
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import tunables
 from continuity.cli import app
 from continuity.errors import UsageError
 from continuity.local.connection import render_connection
@@ -118,7 +118,7 @@ def test_newest_entries_first_across_devices(vault: Path) -> None:
     assert ids(found) == ["n6", "n5", "n4", "n3", "n2", "n1"]
     assert [e.device for e in found.results][:2] == ["desk", "lap"]
     assert not found.truncated and found.malformed == 0
-    assert found.used_window_lines == limits.LOG_DEFAULT_WINDOW_LINES
+    assert found.used_window_lines == tunables.LOG_DEFAULT_WINDOW_LINES
 
 
 def test_equal_times_put_the_later_line_first(vault: Path) -> None:
@@ -197,7 +197,7 @@ def test_malformed_lines_are_skipped_and_counted(vault: Path) -> None:
         entry(9, device="desk"),  # filed in another device's journal
         entry(9, ts="yesterday"),
         "[" * 100_000,
-        "x" * (limits.LOG_MAX_LINE_BYTES + 10),
+        "x" * (tunables.LOG_MAX_LINE_BYTES + 10),
     ]
     data = "\n".join([good[0], *bad, good[1], good[2]]).encode() + b"\n\xff\xfe\n" + good[0][:25].encode()
     journal(vault, "lap", data)
@@ -220,7 +220,7 @@ def test_the_window_widens_fourfold_until_enough_match(vault: Path) -> None:
 
 
 def test_the_window_stops_at_its_maximum(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "LOG_MAX_WINDOW_LINES", 100)
+    monkeypatch.setattr(tunables, "LOG_MAX_WINDOW_LINES", 100)
     journal(vault, "lap", [entry(0, op="rare")] + [entry(n) for n in range(1, 300)])
     found = journal_search.search(vault, "rare", window=10)
     assert found.results == () and found.used_window_lines == 100 and found.truncated
@@ -253,7 +253,7 @@ def test_no_journals_at_all(tmp_path: Path) -> None:
     assert found.results == () and not found.truncated and found.malformed == 0
 
 
-@pytest.mark.parametrize(("limit", "window"), [(0, 10), (1, 0), (1, limits.LOG_MAX_WINDOW_LINES + 1)])
+@pytest.mark.parametrize(("limit", "window"), [(0, 10), (1, 0), (1, tunables.LOG_MAX_WINDOW_LINES + 1)])
 def test_bad_numbers_are_usage_errors(vault: Path, limit: int, window: int) -> None:
     with pytest.raises(UsageError):
         journal_search.search(vault, limit=limit, window=window)

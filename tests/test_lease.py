@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, strategies as st
 from writer_support import NOW, cli, connect, context, journal_lines, make_vault, write_lease
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 from continuity.store import lease, writer
 from continuity.vault import layout
@@ -49,10 +49,10 @@ def test_bad_durations_are_usage_errors(text: str) -> None:
 
 
 def test_the_maximum_duration_is_the_limit() -> None:
-    days = limits.LEASE_MAX_TTL_SECONDS // 86400
+    days = tunables.LEASE_MAX_TTL_SECONDS // 86400
     leases_doc = (Path(__file__).resolve().parents[1] / "docs" / "leases.md").read_text(encoding="utf-8")
     assert f"at most {days} days (`LEASE_MAX_TTL_SECONDS`)" in leases_doc
-    assert lease.parse_duration(f"{days}d") == limits.LEASE_MAX_TTL_SECONDS
+    assert lease.parse_duration(f"{days}d") == tunables.LEASE_MAX_TTL_SECONDS
     with pytest.raises(UsageError, match=f"maximum of {days}d"):
         lease.parse_duration(f"{days}d1s")
 
@@ -63,7 +63,7 @@ def test_durations_never_crash(text: str) -> None:
         seconds = lease.parse_duration(text)
     except UsageError:
         return
-    assert 0 < seconds <= limits.LEASE_MAX_TTL_SECONDS
+    assert 0 < seconds <= tunables.LEASE_MAX_TTL_SECONDS
 
 
 # ------------------------------------------------------------------------------------- states
@@ -191,7 +191,7 @@ def test_newer_lease_version_fails_clearly(root: Path) -> None:
 
 def test_task_text_is_checked(root: Path) -> None:
     with pytest.raises(UsageError):
-        writer.acquire_lease(context(root, now=NOW), 60, "x" * (limits.LEASE_TASK_MAX_CHARS + 1))
+        writer.acquire_lease(context(root, now=NOW), 60, "x" * (tunables.LEASE_TASK_MAX_CHARS + 1))
     with pytest.raises(UsageError):
         writer.acquire_lease(context(root, now=NOW), 60, "bell\x07")
 

@@ -20,7 +20,7 @@ from hookkit import LIFECYCLE, hook_env
 from mcpkit import approved_note, mcp_server, record_startup
 from writer_support import FAKE_SECRET, HANDOFF_BODY, write_lease
 
-from continuity import limits
+from continuity import tunables
 from continuity.recall import search
 from continuity.server import catalog
 from continuity.vault import notes
@@ -83,7 +83,7 @@ def test_tools_schemas_and_descriptions(checkout: Path) -> None:
         assert "data" in tool.description and "instructions" in tool.description
     assert tools["recall"].input_schema["required"] == ["terms"]
     assert tools["write_handoff"].input_schema["properties"]["next_actions"]["maxItems"] == (
-        limits.HANDOFF_MAX_NEXT_ACTIONS
+        tunables.HANDOFF_MAX_NEXT_ACTIONS
     )
     assert set(tools["propose_note"].input_schema["properties"]) == {
         "type", "title", "body", "evidence", "scope", "confidence"
@@ -239,7 +239,7 @@ def test_the_warm_allowance_runs_out_with_a_notice_never_a_partial_note(checkout
         assert not reply.is_error
         sizes.append(sum(len(b.encode()) for b in reply.text.split("\n\n") if b.startswith("<note ")))
     assert sizes[0] > 5000 and sizes[1] > 5000
-    assert sum(sizes) <= limits.RECALL_MAIN_ALLOWANCE_BYTES
+    assert sum(sizes) <= tunables.RECALL_MAIN_ALLOWANCE_BYTES
     assert sizes[2] == sizes[3] == 0
     for reply in replies[2:]:
         assert reply.text.startswith("continuity: no notes returned") and "allowance" in reply.text
@@ -248,27 +248,27 @@ def test_the_warm_allowance_runs_out_with_a_notice_never_a_partial_note(checkout
 
 def test_the_startup_brief_counts_against_the_total(checkout: Path, vault: Path) -> None:
     approved_note(vault, "fact-mid", "midterm " + "ipsum " * 700)  # about 4.3 KiB
-    record_startup(checkout, limits.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES - 400)
+    record_startup(checkout, tunables.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES - 400)
     with mcp_server(checkout) as server:
         reply = server.call("recall", {"terms": "midterm"})
         brief = server.call("brief")
     assert reply.text.startswith("continuity: no notes returned") and "ipsum" not in reply.text
-    assert f"the startup brief's {limits.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES - 400}" in reply.text
+    assert f"the startup brief's {tunables.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES - 400}" in reply.text
     assert brief.text.startswith("continuity: no brief returned") and MARK["soul"] not in brief.text
 
 
 def test_an_old_or_other_harness_receipt_is_not_this_session(checkout: Path, vault: Path) -> None:
     approved_note(vault, "fact-mid", "midterm " + "ipsum " * 700)
-    record_startup(checkout, limits.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES, harness="claude")
+    record_startup(checkout, tunables.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES, harness="claude")
     with mcp_server(checkout, "--harness", "codex") as server:
         reply = server.call("recall", {"terms": "midterm"})
     assert "ipsum" in reply.text
-    old = time.time() - limits.MCP_STARTUP_RECEIPT_WINDOW_SECONDS - 60  # an earlier session's brief
-    record_startup(checkout, limits.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES, harness="codex", now=old)
+    old = time.time() - tunables.MCP_STARTUP_RECEIPT_WINDOW_SECONDS - 60  # an earlier session's brief
+    record_startup(checkout, tunables.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES, harness="codex", now=old)
     with mcp_server(checkout, "--harness", "codex") as server:
         again = server.call("recall", {"terms": "midterm"})
     assert "ipsum" in again.text
-    record_startup(checkout, limits.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES, harness="codex")  # this session's
+    record_startup(checkout, tunables.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES, harness="codex")  # this session's
     with mcp_server(checkout, "--harness", "codex") as server:
         counted = server.call("recall", {"terms": "midterm"})
     assert counted.text.startswith("continuity: no notes returned")
@@ -283,7 +283,7 @@ def test_a_subagent_server_has_the_smaller_allowance(checkout: Path, vault: Path
         brief = server.call("brief")
     assert 'for="subagent"' in first.text and "dolor" in first.text
     assert second.text.startswith("continuity: no notes returned")
-    assert f"of {limits.RECALL_SUBAGENT_ALLOWANCE_BYTES} bytes" in second.text
+    assert f"of {tunables.RECALL_SUBAGENT_ALLOWANCE_BYTES} bytes" in second.text
     assert 'event="SubagentStart"' in brief.text
 
 

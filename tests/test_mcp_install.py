@@ -15,7 +15,7 @@ from briefkit import connection_file, make_vault
 from conftest import git
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import tunables
 from continuity.cli import app
 from continuity.local import connection
 from continuity.trust import mcpconfig
@@ -214,7 +214,7 @@ def test_a_config_over_the_cap_is_refused_before_it_is_read(isolated_home: Path)
     path = isolated_home / "claude-config" / ".claude.json"
     path.parent.mkdir()
     with open(path, "wb") as handle:  # sparse: the size says enough, nothing is read
-        handle.truncate(limits.MCP_CONFIG_CAP_BYTES + 1)
+        handle.truncate(tunables.MCP_CONFIG_CAP_BYTES + 1)
     result = invoke("mcp", "install", "--harness", "claude")
-    assert result.exit_code == 5 and str(limits.MCP_CONFIG_CAP_BYTES) in result.stderr
-    assert path.stat().st_size == limits.MCP_CONFIG_CAP_BYTES + 1
+    assert result.exit_code == 5 and str(tunables.MCP_CONFIG_CAP_BYTES) in result.stderr
+    assert path.stat().st_size == tunables.MCP_CONFIG_CAP_BYTES + 1

@@ -21,7 +21,7 @@ from hookkit import LIFECYCLE, hook_env
 from hypothesis import given, settings, strategies as st
 from mcpkit import RawServer, mcp_server
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.cli import mcp_serve_args
 from continuity.server import catalog, protocol, stdio
 from continuity.server.session import text_bytes
@@ -43,7 +43,7 @@ def checkout(repo: Path, vault: Path) -> Path:
 
 
 def new_protocol() -> protocol.Protocol:
-    return protocol.Protocol(stdio.SERVER_INFO, stdio.INSTRUCTIONS, catalog.listing, limits.MCP_MESSAGE_MAX_BYTES)
+    return protocol.Protocol(stdio.SERVER_INFO, stdio.INSTRUCTIONS, catalog.listing, tunables.MCP_MESSAGE_MAX_BYTES)
 
 
 # ------------------------------------------------------------------------------------ the handshake
@@ -146,7 +146,7 @@ def test_the_command_line_surface_is_unchanged(repo: Path) -> None:
 def test_every_request_with_an_id_gets_an_answer_whatever_its_bytes(repo: Path) -> None:
     deep = b"[" * 100_000 + b"]" * 100_000
     long_line = (
-        b'{"jsonrpc":"2.0","id":11,"method":"ping","params":{"x":"' + b"a" * limits.MCP_MESSAGE_MAX_BYTES + b'"}}'
+        b'{"jsonrpc":"2.0","id":11,"method":"ping","params":{"x":"' + b"a" * tunables.MCP_MESSAGE_MAX_BYTES + b'"}}'
     )
     cases = [
         (CALL % (7, b'"\\ud800"'), 7, protocol.PARSE_ERROR),
@@ -268,7 +268,7 @@ def test_sigterm_lets_a_write_in_progress_finish(checkout: Path, vault: Path) ->
 
 
 def test_writes_past_the_sessions_allowance_are_refused(checkout: Path, vault: Path) -> None:
-    count = limits.MCP_WRITE_MAIN_ALLOWANCE_COUNT
+    count = tunables.MCP_WRITE_MAIN_ALLOWANCE_COUNT
     with mcp_server(checkout) as server:
         replies = [
             server.call("propose_note", {"type": "fact", "title": f"Small {n}", "body": "short", "evidence": "e"})
@@ -287,18 +287,18 @@ def test_bytes_past_the_write_allowance_are_refused_and_a_subagent_has_less(chec
     with mcp_server(checkout) as server:
         main = [server.call("propose_note", {**big, "title": f"Big {n}"}) for n in range(5)]
     size = text_bytes({**big, "title": "Big 0", "scope": "project", "confidence": "medium"})  # what is counted
-    allowed = limits.MCP_WRITE_MAIN_ALLOWANCE_BYTES // size
+    allowed = tunables.MCP_WRITE_MAIN_ALLOWANCE_BYTES // size
     assert allowed == 3
     assert [reply.is_error for reply in main] == [False] * allowed + [True] * (5 - allowed)
-    assert f"of {limits.MCP_WRITE_MAIN_ALLOWANCE_BYTES} bytes" in main[-1].text
+    assert f"of {tunables.MCP_WRITE_MAIN_ALLOWANCE_BYTES} bytes" in main[-1].text
     with mcp_server(checkout, "--for", "subagent") as server:
         sub = [server.call("propose_note", {**big, "title": f"Sub {n}"}) for n in range(3)]
-    allowed = limits.MCP_WRITE_SUBAGENT_ALLOWANCE_BYTES // size
+    allowed = tunables.MCP_WRITE_SUBAGENT_ALLOWANCE_BYTES // size
     assert [reply.is_error for reply in sub] == [False] * allowed + [True] * (3 - allowed)
 
 
 def test_a_refused_write_costs_nothing(checkout: Path) -> None:
-    count = limits.MCP_WRITE_MAIN_ALLOWANCE_COUNT
+    count = tunables.MCP_WRITE_MAIN_ALLOWANCE_COUNT
     with mcp_server(checkout) as server:
         for _ in range(count + 2):
             bad = server.call("propose_note", {"type": "fact", "title": "x", "body": " ", "evidence": "e"})

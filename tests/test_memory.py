@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, journal_lines, make_vault, write_lease
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 from continuity.memory import edits, lookup as memory_ids, revalidation, review as memory
 from continuity.store import lease, writer
@@ -79,10 +79,10 @@ def test_candidate_scopes_and_template(root: Path) -> None:
         ({"scope": "world"}, UsageError),
         ({"confidence": "total"}, UsageError),
         ({"title": ""}, UsageError),
-        ({"evidence": "x" * (limits.EVIDENCE_MAX_CHARS + 1)}, UsageError),
+        ({"evidence": "x" * (tunables.EVIDENCE_MAX_CHARS + 1)}, UsageError),
         ({"body": "---\nonly: frontmatter\n---\n"}, InputRejected),
         ({"body": f"key {FAKE_SECRET}\n"}, InputRejected),
-        ({"body": "x" * limits.RECALL_NOTE_CAP_BYTES}, InputRejected),
+        ({"body": "x" * tunables.RECALL_NOTE_CAP_BYTES}, InputRejected),
     ],
 )
 def test_candidate_bad_input(root: Path, kwargs: dict[str, object], error: type[Exception]) -> None:
@@ -223,10 +223,10 @@ def test_new_ids_avoid_ids_in_use_under_other_names(root: Path) -> None:
 
 def test_free_id_gives_up_with_a_next_step(root: Path) -> None:
     base = "cand-fact-tests-need-docker"
-    for attempt in range(1, limits.NOTE_ID_ATTEMPTS + 1):
+    for attempt in range(1, tunables.NOTE_ID_ATTEMPTS + 1):
         name = base if attempt == 1 else f"{base}-{attempt}"
         (root / layout.CANDIDATES / f"{name}.md").write_text(f"---\nid: {name}\n---\n")
-    with pytest.raises(InputRejected, match=f"{base}-{limits.NOTE_ID_ATTEMPTS} are all taken.*different --title"):
+    with pytest.raises(InputRejected, match=f"{base}-{tunables.NOTE_ID_ATTEMPTS} are all taken.*different --title"):
         candidate(root)
 
 

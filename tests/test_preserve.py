@@ -23,7 +23,7 @@ from conftest import use_connection
 from typer.testing import CliRunner
 from writer_support import write_lease
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.cli import app
 from continuity.errors import NoteError
 from continuity.memory import preserve
@@ -218,7 +218,7 @@ def test_confirmation_is_needed_without_a_terminal(repo: Path, vault: Path) -> N
 
 
 def test_binary_files_need_yes_are_recorded_unscanned_and_refused_over_the_limit(repo: Path, vault: Path) -> None:
-    big = b"\x00" * (limits.PRESERVE_BINARY_MAX_BYTES + 1)
+    big = b"\x00" * (tunables.PRESERVE_BINARY_MAX_BYTES + 1)
     delivered = deliver(repo, {"chart.png": BINARY, "dump.bin": big})
     assert lifecycle("preserve", delivered["package"], "chart.png").exit_code == 2  # no terminal, no --yes
     result = lifecycle("preserve", delivered["package"], "--yes", "--json")
@@ -287,11 +287,11 @@ def test_missing_linked_and_oversized_members_are_refused_without_being_read(
     # Sizes are compared before reading: a file larger than the manifest says is never read.
     big = tmp_path / "big.bin"
     with open(big, "wb") as handle:
-        handle.truncate(limits.PRESERVE_BINARY_MAX_BYTES * 4)  # sparse: costs nothing unless read
+        handle.truncate(tunables.PRESERVE_BINARY_MAX_BYTES * 4)  # sparse: costs nothing unless read
     digest = "0" * 64
     assert read_member(tmp_path, PackageFile("big.bin", 7, digest), 100).status == "modified"
     too_big = PackageFile("big.bin", big.stat().st_size, digest)
-    assert read_member(tmp_path, too_big, limits.PRESERVE_BINARY_MAX_BYTES).status == "too-large"
+    assert read_member(tmp_path, too_big, tunables.PRESERVE_BINARY_MAX_BYTES).status == "too-large"
 
 
 def test_names_that_cannot_live_in_the_vault_are_refused(repo: Path, vault: Path) -> None:
@@ -312,7 +312,7 @@ def test_why_is_checked_before_anything_is_written(repo: Path, vault: Path) -> N
     delivered = deliver(repo, {"report.md": "# Report\n"})
     secret = lifecycle("preserve", delivered["package"], "--yes", "--why", f"key {TOKEN}")
     assert secret.exit_code == 5 and TOKEN not in secret.stdout + secret.stderr
-    long = lifecycle("preserve", delivered["package"], "--yes", "--why", "x" * (limits.PRESERVE_WHY_MAX_CHARS + 1))
+    long = lifecycle("preserve", delivered["package"], "--yes", "--why", "x" * (tunables.PRESERVE_WHY_MAX_CHARS + 1))
     assert long.exit_code == 2
     assert not (vault / layout.DOCUMENTS / PROJECT).exists() and journal(vault) == []
 

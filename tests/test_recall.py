@@ -21,7 +21,7 @@ from conftest import write_connection
 from secret_corpus import checksummed, j
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import tunables
 from continuity.cli import app
 from continuity.errors import UsageError
 from continuity.local.connection import render_connection
@@ -113,7 +113,7 @@ def test_only_approved_warm_notes_of_this_device_and_project_come_back(vault: Pa
     note(vault, "30-memory/facts/not-markdown.txt", "text", body)
     write(vault, fact("no-frontmatter"), body)
     note(vault, fact("bad-id"), "Bad Id!", body)
-    note(vault, fact("too-large"), "too-large", body + "x" * limits.RECALL_NOTE_CAP_BYTES)
+    note(vault, fact("too-large"), "too-large", body + "x" * tunables.RECALL_NOTE_CAP_BYTES)
     outside = note(tmp_path, "outside/linked.md", "linked", body)
     os.symlink(outside, vault / fact("linked"))
     os.symlink(outside.parent, vault / "30-memory/facts/linked-folder")
@@ -202,9 +202,9 @@ def test_terms_without_letters_or_digits_are_a_usage_error(vault: Path) -> None:
 
 def test_too_many_terms_are_a_usage_error(vault: Path) -> None:
     with pytest.raises(UsageError):
-        run(vault, *[f"w{n}" for n in range(limits.RECALL_MAX_TERMS + 1)])
+        run(vault, *[f"w{n}" for n in range(tunables.RECALL_MAX_TERMS + 1)])
     with pytest.raises(UsageError):
-        run(vault, "x" * (limits.RECALL_MAX_QUERY_CHARS + 1))
+        run(vault, "x" * (tunables.RECALL_MAX_QUERY_CHARS + 1))
 
 
 # -------------------------------------------------------------------------------------- ranking
@@ -275,7 +275,7 @@ def test_allowance_exactly_full_and_one_byte_over(vault: Path, audience: str, al
 
 
 def test_two_notes_fill_the_allowance_exactly_or_the_second_stops_it(vault: Path) -> None:
-    allowance = limits.RECALL_MAIN_ALLOWANCE_BYTES
+    allowance = tunables.RECALL_MAIN_ALLOWANCE_BYTES
     sized_note(vault, fact("first"), "zebra-first", 5000, title="zebra zebra")
     sized_note(vault, fact("second"), "second", allowance - 5000, title="zebra")
     found = run(vault, "zebra")
@@ -288,7 +288,7 @@ def test_two_notes_fill_the_allowance_exactly_or_the_second_stops_it(vault: Path
 
 def test_no_bin_packing_after_the_first_overflow(vault: Path) -> None:
     note(vault, fact("best"), "zebra-best", "small", title="zebra zebra")
-    sized_note(vault, fact("huge"), "huge", limits.RECALL_MAIN_ALLOWANCE_BYTES, title="zebra")
+    sized_note(vault, fact("huge"), "huge", tunables.RECALL_MAIN_ALLOWANCE_BYTES, title="zebra")
     note(vault, fact("tiny"), "tiny", "zebra " + "filler words " * 30)
     found = run(vault, "zebra", limit=10)
     assert paths(found) == [fact("best")]
@@ -299,7 +299,7 @@ def test_the_limit_and_exhaustion(vault: Path) -> None:
     for n in range(4):
         note(vault, fact(f"n{n}"), f"n{n}", "zebra")
     found = run(vault, "zebra")
-    assert len(found.results) == limits.RECALL_DEFAULT_LIMIT == 3 and found.stopped == "limit"
+    assert len(found.results) == tunables.RECALL_DEFAULT_LIMIT == 3 and found.stopped == "limit"
     assert run(vault, "zebra", limit=2).stopped == "limit"
     found = run(vault, "zebra", limit=10)
     assert len(found.results) == 4 and found.stopped == "exhausted"
@@ -550,7 +550,7 @@ def test_a_lock_held_too_long_means_memory_for_this_search_not_a_lost_file(
 ) -> None:
     build_mixed_vault(vault)
     first = documents(vault)
-    monkeypatch.setattr(limits, "RECALL_INDEX_BUSY_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(tunables, "RECALL_INDEX_BUSY_TIMEOUT_SECONDS", 0.05)
     note(vault, fact("extra"), "extra", "one more zebra")
     file = recall_index.index_file(vault)
     holder = sqlite3.connect(file, isolation_level=None)
@@ -623,7 +623,7 @@ def test_cli_json_keys_are_pinned(vault: Path, tmp_path: Path, monkeypatch: pyte
     assert list(doc) == ["version", "query", "results", "bytes", "allowance", "stopped", "skipped", "brief"]
     assert doc["version"] == 1 and doc["query"] == ["zebra"]
     assert list(doc["results"][0]) == ["id", "path", "bytes", "score"]
-    assert doc["allowance"] == limits.RECALL_MAIN_ALLOWANCE_BYTES
+    assert doc["allowance"] == tunables.RECALL_MAIN_ALLOWANCE_BYTES
     assert doc["stopped"] == "limit"
     assert doc["brief"].endswith("</private-memory>")
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from continuity import limits
+from continuity import tunables
 from continuity.recall import concepts, search as recall, terms as recall_text
 
 DEVICE = "lap"
@@ -103,7 +103,7 @@ FILLER = (
 
 def filled(root: Path) -> None:
     """Enough notes (RECALL_FLOOR_MIN_NOTES) for word rarity to mean something."""
-    for n in range(limits.RECALL_FLOOR_MIN_NOTES):
+    for n in range(tunables.RECALL_FLOOR_MIN_NOTES):
         note(root, f"filler-{n}", f"{FILLER[n % len(FILLER)]} item {n}.")
 
 
@@ -121,7 +121,7 @@ def test_the_floor_keeps_a_note_that_fits_enough_of_the_query(vault: Path) -> No
     filled(vault)
     note(vault, "deadlock", "Flushes hung: a std Mutex guard held across an await.", title="Deadlock holding a lock")
     assert ids(vault, "Hold", "a", "lock", "while", "awaiting", "a", "database", "call") == ["deadlock"]
-    assert limits.RECALL_MIN_COVERAGE_PERCENT > limits.RECALL_MIN_NOTE_COVERAGE_PERCENT > 0
+    assert tunables.RECALL_MIN_COVERAGE_PERCENT > tunables.RECALL_MIN_NOTE_COVERAGE_PERCENT > 0
 
 
 def test_a_small_vault_has_no_floor(vault: Path) -> None:

@@ -15,7 +15,7 @@ from hookkit import LIFECYCLE, hook_env
 from mcpkit import approved_note, mcp_server
 from secret_corpus import checksummed, j
 
-from continuity import limits
+from continuity import tunables
 from continuity.recall import search
 
 DEVICE = "dev-a"
@@ -57,7 +57,7 @@ def test_a_too_large_and_an_invalid_note_are_named_with_why_every_time(vault: Pa
             "bytes": big.stat().st_size,
         }
         assert (
-            f"30-memory/facts/huge.md was not searched: it is larger than the {limits.RECALL_NOTE_CAP_BYTES}"
+            f"30-memory/facts/huge.md was not searched: it is larger than the {tunables.RECALL_NOTE_CAP_BYTES}"
             in found.text
         )
         assert "30-memory/facts/broken.md was not searched: its frontmatter or id is not valid" in found.text

@@ -18,7 +18,7 @@ from conftest import write_connection
 from hookkit import LIFECYCLE, hook_env
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import tunables
 from continuity.cli import app
 from continuity.local.connection import render_connection
 from continuity.recall import eligible, index as recall_index, rank as recall_rank, search as recall
@@ -149,7 +149,7 @@ def test_the_walk_by_descriptor_lists_what_the_walk_by_path_lists(vault: Path, t
     os.symlink(outside, vault / "30-memory/linked-folder")
     os.mkfifo(vault / "30-memory/facts/pipe.md")
     # `30-memory/` itself is the first level: a note under k more folders sits at level k + 1.
-    deepest = limits.RECALL_MAX_FOLDER_DEPTH
+    deepest = tunables.RECALL_MAX_FOLDER_DEPTH
     for k in (deepest - 1, deepest):
         note(vault, "30-memory/" + "".join(f"d{n}/" for n in range(k)) + f"n{k}.md", f"n{k}", "zebra")
     note(vault, f"50-devices/{DEVICE}/notes/mine.md", "mine", "zebra")
@@ -196,14 +196,14 @@ def reference_order(index: recall_index.Index, terms: list[str]) -> list[str]:
     scores (RECALL_NEAR_EQUAL_PERCENT of the first of a group) newest first, undated last, then by path."""
     visible = {row[0]: (row[1], row[2]) for row in index.db.execute(VISIBLE, (PROJECT, DEVICE))}
     ranking = list(recall_rank.rank(index.db, recall.parse_terms(terms), [], frozenset()))
-    floor = limits.RECALL_MIN_NOTE_COVERAGE_PERCENT / 100
+    floor = tunables.RECALL_MIN_NOTE_COVERAGE_PERCENT / 100
     out: list[str] = []
     group: list[tuple[str, str]] = []
     first = 0.0
     for rowid, score, coverage in ranking:
         if coverage < floor:
             continue
-        if group and score < first * (1 - limits.RECALL_NEAR_EQUAL_PERCENT / 100):
+        if group and score < first * (1 - tunables.RECALL_NEAR_EQUAL_PERCENT / 100):
             out.extend(newest_first(group))
             group = []
         if rowid in visible:
@@ -316,7 +316,7 @@ def test_failures_come_out_as_one_error_line_and_their_exit_code(
     if case == "no-word":
         args = ["recall", "*", "+"]
     if case == "too-many-terms":
-        args = ["recall", *(f"w{n}" for n in range(limits.RECALL_MAX_TERMS + 1))]
+        args = ["recall", *(f"w{n}" for n in range(tunables.RECALL_MAX_TERMS + 1))]
     result = CliRunner().invoke(app, args, prog_name="lifecycle")
     assert (result.exit_code, result.stdout) == (code, "")
     assert result.stderr.startswith("lifecycle: error: ") and result.stderr.count("\n") == 1

@@ -26,7 +26,7 @@ from briefkit import DEVICE, PROJECT, connect, make_vault
 from conftest import use_connection
 from mcpkit import mcp_server
 
-from continuity import limits
+from continuity import tunables
 from continuity.recall import index as recall_index, search, watch
 from continuity.server.meter import Meter
 from continuity.server.session import Session
@@ -258,7 +258,7 @@ def test_the_queue_flags_and_names_decide_a_full_refresh() -> None:
 def test_a_queue_longer_than_one_read_is_drained_to_its_end(vault: Path, watcher: watch.Watcher) -> None:
     """The real queue, holding more than one read takes: the one event that counts comes last."""
     refresh(vault, watcher)
-    for n in range(limits.RECALL_WATCH_READ_BYTES // 16 + 1):
+    for n in range(tunables.RECALL_WATCH_READ_BYTES // 16 + 1):
         (vault / f"30-memory/facts/.tmp{n}").write_text("")  # hidden: each one alone would not count
     (vault / "30-memory/facts/z.md").write_text("---\nid: z\n---\n")  # behind them, one that counts
     assert refresh(vault, watcher).walked

@@ -20,7 +20,7 @@ from conftest import git, use_connection
 from secret_corpus import checksummed, j
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.cli import app
 from continuity.errors import EXIT_REJECTED
 from continuity.gate.secrets import scan_text
@@ -131,9 +131,9 @@ def test_caps_are_the_loaders_and_an_oversized_file_is_not_read(vault: Path, tmp
         ("10-project/demo-app/PROJECT.md", limits.PROJECT_CAP_BYTES),
         ("50-devices/laptop/DEVICE.md", limits.DEVICE_CAP_BYTES),
         ("20-state/handoffs/2026-01-01T000000Z-laptop-x.md", limits.HANDOFF_CAP_BYTES),
-        ("20-state/candidates/idea.md", limits.RECALL_NOTE_CAP_BYTES),
-        ("30-memory/facts/a.md", limits.RECALL_NOTE_CAP_BYTES),
-        ("40-documents/demo-app/x/original.md", limits.PRESERVE_TEXT_MAX_BYTES),
+        ("20-state/candidates/idea.md", tunables.RECALL_NOTE_CAP_BYTES),
+        ("30-memory/facts/a.md", tunables.RECALL_NOTE_CAP_BYTES),
+        ("40-documents/demo-app/x/original.md", tunables.PRESERVE_TEXT_MAX_BYTES),
         ("00-system/INDEX.md", limits.LIFECYCLE_TEXT_CAP_BYTES),
         ("10-project/demo-app/notes/PROJECT.md", limits.LIFECYCLE_TEXT_CAP_BYTES),
     ],
@@ -288,12 +288,12 @@ def test_worker_processes_give_the_same_report_as_one(vault: Path) -> None:
 
 
 def test_workers_start_only_for_many_files() -> None:
-    assert notescan.workers_for(limits.SCAN_PARALLEL_MIN_FILES - 1) == 1
-    assert notescan.workers_for(limits.SCAN_PARALLEL_MIN_FILES) == 1  # each worker gets at least the minimum
-    many = notescan.workers_for(limits.SCAN_PARALLEL_MIN_FILES * 100)
-    assert 1 <= many <= limits.SCAN_MAX_WORKERS
+    assert notescan.workers_for(tunables.SCAN_PARALLEL_MIN_FILES - 1) == 1
+    assert notescan.workers_for(tunables.SCAN_PARALLEL_MIN_FILES) == 1  # each worker gets at least the minimum
+    many = notescan.workers_for(tunables.SCAN_PARALLEL_MIN_FILES * 100)
+    assert 1 <= many <= tunables.SCAN_MAX_WORKERS
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    assert many == min(limits.SCAN_MAX_WORKERS, cores)
+    assert many == min(tunables.SCAN_MAX_WORKERS, cores)
 
 
 def test_a_control_character_in_a_name_cannot_forge_report_lines(

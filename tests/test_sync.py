@@ -14,7 +14,7 @@ from conftest import write_connection
 from syncvaults import bare_remote, devices, git, new_vault, remote_file, remote_history
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.cli.application import app
 from continuity.errors import EXIT_NOT_CONNECTED, EXIT_REJECTED, InputRejected, LeaseHeld
 from continuity.local import connection
@@ -419,8 +419,8 @@ def test_lease_commands_through_a_git_vault(tmp_path: Path, monkeypatch: pytest.
 
 def test_loose_objects_are_packed_past_the_limit(tmp_path: Path) -> None:
     _remote, (a,) = devices(tmp_path, 1)
-    for index in range(limits.SYNC_LOOSE_OBJECTS_MAX + 10):
+    for index in range(tunables.SYNC_LOOSE_OBJECTS_MAX + 10):
         a.write(f"30-memory/facts/many-{index}.md", NOTE.format(body=f"fact {index}"))
     a.sync()
     counts = dict(line.split(": ") for line in git(a.vault, "count-objects", "-v").splitlines())
-    assert int(counts["count"]) <= limits.SYNC_LOOSE_OBJECTS_MAX < int(counts["in-pack"])
+    assert int(counts["count"]) <= tunables.SYNC_LOOSE_OBJECTS_MAX < int(counts["in-pack"])

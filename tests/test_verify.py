@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from writer_support import NOW, cli, connect, context, journal_lines, make_vault, write_lease
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected, LeaseHeld
 from continuity.memory import revalidation, review as memory
 from continuity.vault import layout, notes
@@ -40,11 +40,11 @@ def test_verify_sets_today_and_the_default_interval(root: Path) -> None:
     later = NOW + 100 * DAY
     before = (root / note.rel).read_text()
     result = revalidation.verify(context(root, now=later), note.id)
-    assert result.changed and result.interval_days == limits.REVALIDATE_AFTER_DAYS
+    assert result.changed and result.interval_days == tunables.REVALIDATE_AFTER_DAYS
     meta = meta_of(root, note.rel)
     assert notes.as_date(meta["verified"]) == later.date()
-    assert notes.as_date(meta["revalidate_by"]) == later.date() + dt.timedelta(days=limits.REVALIDATE_AFTER_DAYS)
-    assert result.previous_revalidate_by == NOW.date() + dt.timedelta(days=limits.REVALIDATE_AFTER_DAYS)
+    assert notes.as_date(meta["revalidate_by"]) == later.date() + dt.timedelta(days=tunables.REVALIDATE_AFTER_DAYS)
+    assert result.previous_revalidate_by == NOW.date() + dt.timedelta(days=tunables.REVALIDATE_AFTER_DAYS)
     # Everything else is kept: the body, the title, the provenance.
     assert (root / note.rel).read_text().split("---\n", 2)[2] == before.split("---\n", 2)[2]
     assert meta["title"] == "Tests need Docker" and meta["status"] == "approved"
@@ -86,7 +86,7 @@ def test_the_policy_sets_the_interval_for_verify_and_approve(root: Path) -> None
         "revalidate_after_days: 0",
         "revalidate_after_days: ninety",
         "revalidate_after_days: true",
-        f"revalidate_after_days: {limits.REVALIDATE_MAX_DAYS + 1}",
+        f"revalidate_after_days: {tunables.REVALIDATE_MAX_DAYS + 1}",
     ],
 )
 def test_a_bad_policy_interval_refuses_the_write(root: Path, line: str) -> None:

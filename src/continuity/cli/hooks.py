@@ -118,13 +118,13 @@ def _warn_if_long(text: str) -> None:
     """A user-scope command holds the installation's paths; a very long one is hard to review."""
     import json
 
-    from continuity import limits
+    from continuity import tunables
     from continuity.trust import harness, hookcommand
 
     longest = max((len(c) for c in harness.our_commands(json.loads(text)) if hookcommand.too_long(c)), default=0)
     if longest:
         warn(
-            f"warning: a hook command is {longest} characters (more than {limits.HOOK_COMMAND_MAX_CHARS}) because "
+            f"warning: a hook command is {longest} characters (more than {tunables.HOOK_COMMAND_MAX_CHARS}) because "
             "of the installation's path; read it in full before trusting it"
         )
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from continuity import limits
+from continuity import tunables
 from continuity.cli.common import JsonOption, emit, emit_json, warn
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ lease_app = typer.Typer(
     no_args_is_help=True,
 )
 
-MAX_TTL_DAYS = limits.LEASE_MAX_TTL_SECONDS // 86400
+MAX_TTL_DAYS = tunables.LEASE_MAX_TTL_SECONDS // 86400
 VIEW_NOTE = (
     "this is what this computer can see of the synchronized vault; another computer's lease may not have synced yet"
 )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from continuity import limits
+from continuity import tunables
 from continuity.cli.common import JsonOption, emit, emit_json, report, warn
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def recall(
     ] = Audience.main,
     limit: Annotated[
         int, typer.Option("--limit", min=1, help="At most this many whole notes.")
-    ] = limits.RECALL_DEFAULT_LIMIT,
+    ] = tunables.RECALL_DEFAULT_LIMIT,
     as_json: JsonOption = False,
 ) -> None:
     """Print the approved notes that best match TERMS, whole, inside the warm allowance.
@@ -104,16 +104,18 @@ def log(
             show_default=False,
         ),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many entries.")] = limits.LOG_DEFAULT_LIMIT,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="At most this many entries.")
+    ] = tunables.LOG_DEFAULT_LIMIT,
     window: Annotated[
         int,
         typer.Option(
             "--window",
             min=1,
-            max=limits.LOG_MAX_WINDOW_LINES,
+            max=tunables.LOG_MAX_WINDOW_LINES,
             help="Lines read from the end of each journal first (grows fourfold while too few match).",
         ),
-    ] = limits.LOG_DEFAULT_WINDOW_LINES,
+    ] = tunables.LOG_DEFAULT_WINDOW_LINES,
     as_json: JsonOption = False,
 ) -> None:
     """Search every device's write journal, newest entries first.

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.brief import render, sources
 from continuity.errors import ContinuityError, NotConnected, NoteError
 from continuity.health import outbox_paths
@@ -240,13 +240,13 @@ def _brief_check(out: _Run, event: str, views: list[render.SourceView], extra: l
     briefs = {harness: render.render(event, harness, views, extra) for harness in render.HARNESSES}
     codex = briefs["codex"]
     codex_limit = (
-        limits.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
+        tunables.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
         if event == render.SESSION_START
-        else limits.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS
+        else tunables.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS
     )
     message = (
         f"{codex.bytes:,} bytes of {codex.ceiling_bytes:,}, {codex.chars:,} characters, about "
-        f"{codex.tokens_estimate:,} tokens (target {limits.BRIEF_TARGET_TOKENS:,}; Codex limit "
+        f"{codex.tokens_estimate:,} tokens (target {tunables.BRIEF_TARGET_TOKENS:,}; Codex limit "
         f"{codex_limit:,} tokens, Claude Code limit {limits.CLAUDE_CONTEXT_LIMIT_CHARS:,} characters); "
         f"status {codex.status}"
     )
@@ -257,7 +257,7 @@ def _brief_check(out: _Run, event: str, views: list[render.SourceView], extra: l
             "error",
             f"{message}; left out to fit the ceiling: {', '.join(cut)}; shorten their ## Brief sections",
         )
-    elif codex.tokens_estimate > limits.BRIEF_TARGET_TOKENS or codex.tokens_estimate > codex_limit:
+    elif codex.tokens_estimate > tunables.BRIEF_TARGET_TOKENS or codex.tokens_estimate > codex_limit:
         out.add(
             f"brief.{event}",
             "warn",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from continuity import limits
+from continuity import tunables
 from continuity.health import notescan, scanfiles
 from continuity.health.report import Check, check
 from continuity.vault import layout
@@ -29,7 +29,7 @@ def note_checks(ctx: Context) -> list[Check]:
     for folder in FOLDERS:
         if (ctx.root / folder).is_dir() and not (ctx.root / folder).is_symlink():
             scanfiles.walk(ctx.root / folder, found)
-    limit = limits.DOCTOR_NOTE_CHECK_MAX_FILES
+    limit = tunables.DOCTOR_NOTE_CHECK_MAX_FILES
     problems: list[str] = []
     for path, bad in found[:limit]:
         rel = path.relative_to(ctx.root).as_posix()

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import NoteError
 from continuity.health.scanfiles import NOTE_SUFFIX, Target
 from continuity.vault import access, layout, notes
@@ -136,9 +136,9 @@ def cap_for(target: Target) -> int:
     if rel.startswith(layout.HANDOFFS + "/"):
         return limits.HANDOFF_CAP_BYTES
     if rel.startswith((layout.CANDIDATES + "/", layout.MEMORY + "/")):
-        return limits.RECALL_NOTE_CAP_BYTES
+        return tunables.RECALL_NOTE_CAP_BYTES
     if rel.startswith(layout.DOCUMENTS + "/"):
-        return limits.PRESERVE_TEXT_MAX_BYTES
+        return tunables.PRESERVE_TEXT_MAX_BYTES
     return limits.LIFECYCLE_TEXT_CAP_BYTES
 
 
@@ -208,10 +208,10 @@ def check(target: Target) -> FileReport:
 
 def workers_for(files: int) -> int:
     """How many processes check `files` files: one below `SCAN_PARALLEL_MIN_FILES`, else one per core."""
-    if files < limits.SCAN_PARALLEL_MIN_FILES:
+    if files < tunables.SCAN_PARALLEL_MIN_FILES:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, limits.SCAN_MAX_WORKERS, files // limits.SCAN_PARALLEL_MIN_FILES))
+    return max(1, min(cores, tunables.SCAN_MAX_WORKERS, files // tunables.SCAN_PARALLEL_MIN_FILES))
 
 
 def _check_all(targets: list[Target], workers: int) -> list[FileReport]:

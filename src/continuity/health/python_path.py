@@ -4,7 +4,7 @@ Project hook files are shared through the repository, so their commands name `py
 harness finds it on PATH. When that is a version manager's shim (pyenv, asdf…: a script that picks a
 version and then runs the real binary), every hook run pays for the shim: each session start, each
 subagent start and every PostToolUse. The cost quoted is the one bench/bench_shim.py measured
-(limits.PYTHON_SHIM_COST_MS); doctor does not time anything itself. The PATH examined is doctor's
+(tunables.PYTHON_SHIM_COST_MS); doctor does not time anything itself. The PATH examined is doctor's
 own, which is the harness's when both are started from the same shell.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.health.report import Check, check
 from continuity.local import interpreter
 
@@ -39,7 +39,7 @@ def checks(repo: Path | None) -> list[Check]:
             "hooks.python",
             "warn",
             f"the project hooks ({', '.join(files)}) run python3 from PATH, which is a {manager} shim ({found}): it "
-            f"adds about {limits.PYTHON_SHIM_COST_MS} ms to every hook run (each session start and every "
+            f"adds about {tunables.PYTHON_SHIM_COST_MS} ms to every hook run (each session start and every "
             "PostToolUse; measured by bench/bench_shim.py); put the real interpreter's folder first on PATH "
             "(pyenv: 'pyenv which python3' names it), or use user-scope hooks, which name a real interpreter",
         )

@@ -11,7 +11,7 @@ import datetime as dt
 import os
 from typing import TYPE_CHECKING
 
-from continuity import limits
+from continuity import tunables
 from continuity.health.report import Check, check
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _local_changes(ctx: Context) -> tuple[list[str], list[Held]]:
         changed = commit.changed_paths(git)
     except GitFailed:
         return [], []
-    present = [rel for rel in changed[: limits.DOCTOR_NOTE_CHECK_MAX_FILES] if os.path.lexists(ctx.root / rel)]
+    present = [rel for rel in changed[: tunables.DOCTOR_NOTE_CHECK_MAX_FILES] if os.path.lexists(ctx.root / rel)]
     held = [item for rel in present if (item := commit.gate_file(git, rel))]
     return changed, held
 
@@ -78,6 +78,6 @@ def sync_checks(ctx: Context) -> list[Check]:
     if seen.last_sync and level == "ok":
         then = dt.datetime.strptime(seen.last_sync, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
         now = ctx.now or dt.datetime.now(dt.timezone.utc)
-        if (now - then).total_seconds() > limits.SYNC_STALE_AFTER_SECONDS:
+        if (now - then).total_seconds() > tunables.SYNC_STALE_AFTER_SECONDS:
             found.append(check("sync.age", "warn", f"the last sync was at {seen.last_sync}; run 'lifecycle sync'"))
     return found

@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
-from continuity import limits
+from continuity import tunables
 
 _NETWORK_SCHEMES = ("http", "https", "ssh", "git", "git+ssh", "ssh+git")
 # `[user@]host:path` (Git's scp-like form); a one-letter host is a Windows drive, not a host.
@@ -82,7 +82,7 @@ def _git(repo: Path, *args: str) -> str | None:
             ["git", "-C", str(repo), *args],
             capture_output=True,
             text=True,
-            timeout=limits.GIT_QUERY_TIMEOUT_SECONDS,
+            timeout=tunables.GIT_QUERY_TIMEOUT_SECONDS,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):

@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.local import userdirs
 from continuity.store import atomic
@@ -71,7 +71,7 @@ def start(vault_root: Path, rel: str, template: str, now: dt.datetime) -> Workin
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     stem = rel.rpartition("/")[2].removesuffix(".md")
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
-    for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
+    for attempt in range(1, tunables.HANDOFF_NAME_ATTEMPTS + 1):
         path = folder / f"{stem}.{stamp}{'' if attempt == 1 else f'-{attempt}'}.md"
         try:
             atomic.write_bytes(path, template.encode("utf-8") if base is None else base, exclusive=True)

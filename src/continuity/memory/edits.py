@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import ids, limits
+from continuity import ids, limits, tunables
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.store import lease, writer
 from continuity.store.writer import WriteContext
@@ -112,7 +112,7 @@ class Edited:
         return {"version": 1, "path": self.rel, "archived": self.archived, "changed": self.changed}
 
 
-def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = limits.EDIT_LEASE_TTL_SECONDS) -> Edited:
+def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = tunables.EDIT_LEASE_TTL_SECONDS) -> Edited:
     """Write a planned edit under the lease, keeping the previous version in `90-archive/00-system/`.
 
     The lease is taken for the write when this device does not hold it already, and given back after.
@@ -158,7 +158,7 @@ def _preserve(tx: writer.Transaction, plan: EditPlan, op: str, note_id: str | No
     folder, _, name = plan.rel.rpartition("/")
     stem = name.removesuffix(".md")
     stamp = tx.ctx.clock().strftime("%Y%m%dT%H%M%SZ")
-    for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
+    for attempt in range(1, tunables.HANDOFF_NAME_ATTEMPTS + 1):
         suffix = "" if attempt == 1 else f"-{attempt}"
         rel = f"{layout.ARCHIVE}/{folder}/{stem}.{stamp}{suffix}.md"
         if os.path.lexists(tx.vault / rel):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import InputRejected
 from continuity.memory.handoff import SECTIONS, Handoff, id_for_name, read_all, select
 from continuity.vault import layout, notes, placeholders
@@ -88,7 +88,7 @@ def validate_body(body: str, name: str) -> None:
             "write what is true now; nothing was written"
         )
     actions = count_items(notes.section(body, "Next actions") or "")
-    low, high = limits.HANDOFF_MIN_NEXT_ACTIONS, limits.HANDOFF_MAX_NEXT_ACTIONS
+    low, high = tunables.HANDOFF_MIN_NEXT_ACTIONS, tunables.HANDOFF_MAX_NEXT_ACTIONS
     if not low <= actions <= high:
         raise InputRejected(
             f"{name}: '## Next actions' has {actions} list items; write {low} to {high}; nothing was written"
@@ -120,7 +120,7 @@ def head_commit(repo: Path | None) -> str | None:
 def handoff_name(moment: dt.datetime, device: str, slug: str, attempt: int) -> str:
     stamp = moment.astimezone(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     suffix = "" if attempt <= 1 else f"-{attempt}"
-    room = limits.NOTE_ID_MAX_CHARS - len(stamp) - len(device) - 2 - len(f"-{limits.HANDOFF_NAME_ATTEMPTS}")
+    room = limits.NOTE_ID_MAX_CHARS - len(stamp) - len(device) - 2 - len(f"-{tunables.HANDOFF_NAME_ATTEMPTS}")
     slug = slug[: max(1, room)].strip("-") or "handoff"
     return f"{stamp}-{device}-{slug}{suffix}.md"
 
@@ -139,8 +139,8 @@ def new_handoff(
     project = ctx.project
     if not project:
         raise InputRejected("a handoff needs a project; connect this checkout with 'lifecycle init'")
-    title = writer.clean_line(title, "--title", limits.TITLE_MAX_CHARS)
-    session = writer.clean_line(ctx.session, "--session", limits.SESSION_ID_MAX_CHARS) if ctx.session else None
+    title = writer.clean_line(title, "--title", tunables.TITLE_MAX_CHARS)
+    session = writer.clean_line(ctx.session, "--session", tunables.SESSION_ID_MAX_CHARS) if ctx.session else None
     input_start = 1
     if body is None:
         # The template's sections are placeholders; a handoff made of them would only tell the next
@@ -158,7 +158,7 @@ def new_handoff(
     update: str | None = None
     with writer.transaction(ctx) as tx:
         chosen = select(read_all(ctx.vault), project).chosen
-        for attempt in range(1, limits.HANDOFF_NAME_ATTEMPTS + 1):
+        for attempt in range(1, tunables.HANDOFF_NAME_ATTEMPTS + 1):
             name = handoff_name(now, ctx.device, slug, attempt)
             rel = f"{layout.HANDOFFS}/{name}"
             if os.path.lexists(ctx.vault / rel):
@@ -191,7 +191,7 @@ def new_handoff(
                 continue
             break
         else:
-            raise InputRejected(f"could not find a free handoff name after {limits.HANDOFF_NAME_ATTEMPTS} attempts")
+            raise InputRejected(f"could not find a free handoff name after {tunables.HANDOFF_NAME_ATTEMPTS} attempts")
         if chosen is not None and update is not None:
             tx.replace(
                 chosen.rel,

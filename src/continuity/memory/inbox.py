@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import NoteError
 from continuity.gate.secrets import scan_text, shown_value
 from continuity.memory import handoff, revalidation
@@ -149,7 +149,7 @@ def held(vault: Path, extra: tuple[tuple[str, str], ...] = ()) -> list[Item]:
     out: dict[str, Item] = {}
     for folder in HELD_FOLDERS:
         for rel, _info in access.list_notes(vault, folder):
-            if len(out) >= limits.DOCTOR_NOTE_CHECK_MAX_FILES:
+            if len(out) >= tunables.DOCTOR_NOTE_CHECK_MAX_FILES:
                 break
             why = _why_held(vault, rel)
             if why:
@@ -161,7 +161,7 @@ def held(vault: Path, extra: tuple[tuple[str, str], ...] = ()) -> list[Item]:
 
 def _why_held(vault: Path, rel: str) -> str | None:
     try:
-        data = access.read_capped(vault, rel, limits.RECALL_NOTE_CAP_BYTES)
+        data = access.read_capped(vault, rel, tunables.RECALL_NOTE_CAP_BYTES)
         text = data.decode("utf-8")
         notes.parse_note(data, rel)
     except NoteError as exc:

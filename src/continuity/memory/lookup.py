@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import ids, limits, safeio
+from continuity import ids, limits, safeio, tunables
 from continuity.errors import InputRejected, NoteError
 from continuity.vault import access, layout, notes
 from continuity.vault.notes import Note
@@ -224,7 +224,7 @@ def free_id(vault_root: Path, base: str, folder: str, *, unique_in: tuple[str, .
     scope = tuple(dict.fromkeys((folder, *unique_in)))
     searched = scope + tuple(f"{layout.ARCHIVE}/{rel}" for rel in scope)
     taken = {item.meta.get("id") for item in notes_mentioning(vault_root, searched, base)}
-    attempts = limits.NOTE_ID_ATTEMPTS
+    attempts = tunables.NOTE_ID_ATTEMPTS
     for attempt in range(1, attempts + 1):
         candidate = base if attempt == 1 else f"{base}-{attempt}"
         paths = (f"{folder}/{candidate}.md", f"{layout.ARCHIVE}/{folder}/{candidate}.md")

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
-from continuity import ids, limits
+from continuity import ids, tunables
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.outbox import package as outbox_package
 from continuity.outbox.folder import STATE_NAME, format_time, outbox_path
@@ -60,8 +60,8 @@ from continuity.vault import access, budget, layout, notes
 RECORD_SUFFIX = ".record.md"
 OP_FILE = "document.preserve"
 OP_RECORD = "document.record"
-RECORD_CAP_BYTES = limits.RECALL_NOTE_CAP_BYTES
-READ_CAP_BYTES = max(limits.PRESERVE_TEXT_MAX_BYTES, limits.PRESERVE_BINARY_MAX_BYTES)
+RECORD_CAP_BYTES = tunables.RECALL_NOTE_CAP_BYTES
+READ_CAP_BYTES = max(tunables.PRESERVE_TEXT_MAX_BYTES, tunables.PRESERVE_BINARY_MAX_BYTES)
 WITHHELD = "(file name withheld)"
 # Refusal reasons for what `read_member` found, and what each says after the file's name.
 _MEMBER_STATUS = {
@@ -141,7 +141,7 @@ class Plan:
 def _why(text: str | None) -> str | None:
     if text is None:
         return None
-    clean = writer.clean_line(text, "--why", limits.PRESERVE_WHY_MAX_CHARS)
+    clean = writer.clean_line(text, "--why", tunables.PRESERVE_WHY_MAX_CHARS)
     from continuity.gate.secrets import scan_text
 
     if scan_text(clean):
@@ -167,7 +167,7 @@ def _name_problem(name: str, listed: dict[str, outbox_package.PackageFile]) -> s
         return "begins with a dot, so it would be hidden in the vault"
     if not name.isprintable():
         return "has a character that cannot be printed"
-    if len((name + RECORD_SUFFIX).encode("utf-8")) > limits.FILE_NAME_MAX_BYTES:
+    if len((name + RECORD_SUFFIX).encode("utf-8")) > tunables.FILE_NAME_MAX_BYTES:
         return f"is too long to have its record ({RECORD_SUFFIX}) beside it"
     if name + RECORD_SUFFIX in listed:
         return f"would share the name of its record with the package's file {name}{RECORD_SUFFIX}"
@@ -262,7 +262,7 @@ def _plan_one(
 
 
 def _caps() -> dict[str, int]:
-    return {"text_cap": limits.PRESERVE_TEXT_MAX_BYTES, "binary_cap": limits.PRESERVE_BINARY_MAX_BYTES}
+    return {"text_cap": tunables.PRESERVE_TEXT_MAX_BYTES, "binary_cap": tunables.PRESERVE_BINARY_MAX_BYTES}
 
 
 def plan(ctx: WriteContext, repo: Path, package: str, names: Sequence[str] = (), *, why: str | None = None) -> Plan:

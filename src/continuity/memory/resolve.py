@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import InputRejected, NoteError
 from continuity.store import writer
 from continuity.store.writer import WriteContext
@@ -37,7 +37,7 @@ def cap_for(rel: str) -> int:
     if rel.startswith(layout.HANDOFFS + "/"):
         return limits.HANDOFF_CAP_BYTES
     if rel.startswith((layout.CANDIDATES + "/", layout.MEMORY + "/")):
-        return limits.RECALL_NOTE_CAP_BYTES
+        return tunables.RECALL_NOTE_CAP_BYTES
     return limits.LIFECYCLE_TEXT_CAP_BYTES
 
 

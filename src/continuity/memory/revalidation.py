@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import ids, limits
+from continuity import ids, limits, tunables
 from continuity.errors import InputRejected, NoteError
 from continuity.gate.secrets import redact, shown_path, shown_value
 from continuity.memory.lookup import Found, find_note
@@ -92,17 +92,17 @@ def interval_days(vault_root: Path) -> int:
         data = access.read_capped(vault_root, layout.MEMORY_POLICY, limits.LIFECYCLE_TEXT_CAP_BYTES)
     except NoteError as exc:
         if exc.reason == "missing":
-            return limits.REVALIDATE_AFTER_DAYS
+            return tunables.REVALIDATE_AFTER_DAYS
         raise InputRejected(f"{exc}; the revalidation interval cannot be read (nothing was changed)") from None
     try:
         meta = notes.parse_note(data, layout.MEMORY_POLICY, require_frontmatter=False).meta
     except NoteError as exc:
         raise InputRejected(f"{exc}; the revalidation interval cannot be read (nothing was changed)") from None
-    value = meta.get(POLICY_KEY, limits.REVALIDATE_AFTER_DAYS)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limits.REVALIDATE_MAX_DAYS:
+    value = meta.get(POLICY_KEY, tunables.REVALIDATE_AFTER_DAYS)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= tunables.REVALIDATE_MAX_DAYS:
         raise InputRejected(
             f"{layout.MEMORY_POLICY}: {POLICY_KEY} must be a whole number of days from 1 to "
-            f"{limits.REVALIDATE_MAX_DAYS}; correct it, then run this again (nothing was changed)"
+            f"{tunables.REVALIDATE_MAX_DAYS}; correct it, then run this again (nothing was changed)"
         )
     return value
 
@@ -166,7 +166,7 @@ def verify(ctx: WriteContext, note_id: str) -> Verified:
             notes.compose(meta, found.note.body),
             op="note.verify",
             note_id=found.id,
-            cap=limits.RECALL_NOTE_CAP_BYTES,
+            cap=tunables.RECALL_NOTE_CAP_BYTES,
             expect_sha256=writer.sha256_hex(found.data),
         )
     return Verified(found.id, found.rel, today, due, previous, days, True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import ids, limits
+from continuity import ids, limits, tunables
 from continuity.errors import InputRejected, UsageError
 from continuity.memory.lookup import (
     Found,
@@ -47,7 +47,7 @@ MEMORY_FOLDERS = layout.APPROVED_FOLDERS
 ARCHIVABLE_FOLDERS = (layout.CANDIDATES, layout.SESSIONS, *MEMORY_FOLDERS, layout.HANDOFFS)
 SCOPES = ("global", "project", "device")
 CONFIDENCES = ("low", "medium", "high")
-NOTE_CAP_BYTES = limits.RECALL_NOTE_CAP_BYTES
+NOTE_CAP_BYTES = tunables.RECALL_NOTE_CAP_BYTES
 
 
 def _choice(value: str, allowed: tuple[str, ...], label: str) -> str:
@@ -98,9 +98,9 @@ def new_candidate(
     _choice(kind, KINDS, "--type")
     _choice(scope, SCOPES, "--scope")
     _choice(confidence, CONFIDENCES, "--confidence")
-    title = writer.clean_line(title, "--title", limits.TITLE_MAX_CHARS)
+    title = writer.clean_line(title, "--title", tunables.TITLE_MAX_CHARS)
     if evidence is not None:
-        evidence = writer.clean_line(evidence, "--evidence", limits.EVIDENCE_MAX_CHARS)
+        evidence = writer.clean_line(evidence, "--evidence", tunables.EVIDENCE_MAX_CHARS)
     if scope == "project" and not ctx.project:
         raise UsageError("--scope project needs a connected project")
     text, input_start = _input_body(body, source_name, title, kind)
@@ -208,7 +208,7 @@ def _approved_from(vault_root: Path, folder: str, candidate_id: str, kind: str) 
     return None
 
 
-def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = limits.REVALIDATE_AFTER_DAYS) -> Approved:
+def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = tunables.REVALIDATE_AFTER_DAYS) -> Approved:
     """The person's act: write the approved note and mark the candidate approved."""
     now = ctx.clock()
     today = now.date()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected, UsageError
 from continuity.ids import make_id
 from continuity.local.repo import find_repo_root
@@ -112,7 +112,7 @@ def _copy(source: Path, target: Path) -> PackageFile:
 
 
 def package_name(created: datetime, label: str) -> str:
-    slug = make_id(label, "package")[: limits.SLUG_MAX_CHARS].strip("-") or "package"
+    slug = make_id(label, "package")[: tunables.SLUG_MAX_CHARS].strip("-") or "package"
     return f"{created.strftime('%Y%m%dT%H%M%SZ')}-{slug}-{secrets.token_hex(3)}"
 
 
@@ -199,7 +199,7 @@ def _safe_member(name: object) -> bool:
 
 
 def read_manifest(package_dir: Path) -> tuple[datetime, datetime, list[PackageFile]]:
-    doc = load_json(package_dir / MANIFEST_NAME, limits.OUTBOX_MANIFEST_CAP_BYTES, "package manifest")
+    doc = load_json(package_dir / MANIFEST_NAME, tunables.OUTBOX_MANIFEST_CAP_BYTES, "package manifest")
     where = package_dir / MANIFEST_NAME
     items = doc.get("files")
     if not isinstance(items, list) or not items:

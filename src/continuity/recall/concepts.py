@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.recall.terms import Term, words
 
 _SNOWBALL_ENGLISH = """
@@ -137,7 +137,7 @@ def device_names(root: Path, device: str) -> tuple[tuple[str, ...], ...]:
         return cached[1]
     names: list[tuple[str, ...]] = list(own)
     try:
-        meta = notes.parse_note(access.read_capped(root, rel, limits.RECALL_NOTE_CAP_BYTES), rel).meta
+        meta = notes.parse_note(access.read_capped(root, rel, tunables.RECALL_NOTE_CAP_BYTES), rel).meta
     except NoteError:
         meta = {}
     aliases = meta.get("aliases")

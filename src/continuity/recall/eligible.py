@@ -28,7 +28,7 @@ from hashlib import blake2b, sha256
 from pathlib import Path
 from typing import NamedTuple
 
-from continuity import ids, limits
+from continuity import ids, tunables
 from continuity.recall.terms import identifier_parts, words
 from continuity.vault import access, layout
 
@@ -143,10 +143,10 @@ def read_row(root: Path, rel: str, key: StatKey) -> Row:
     """Read (never through a link, size checked first) and classify one file."""
     from continuity.errors import NoteError
 
-    if key.size > limits.RECALL_NOTE_CAP_BYTES:
+    if key.size > tunables.RECALL_NOTE_CAP_BYTES:
         return Row(rel, key, None, "too_large")
     try:
-        data = access.read_capped(root, rel, limits.RECALL_NOTE_CAP_BYTES)
+        data = access.read_capped(root, rel, tunables.RECALL_NOTE_CAP_BYTES)
     except NoteError as exc:
         return Row(rel, key, None, exc.reason)
     return classify(rel, data, key)
@@ -161,7 +161,7 @@ def digest_of(root: Path, rel: str) -> str | None:
     from continuity.errors import NoteError
 
     try:
-        return sha256_hex(access.read_capped(root, rel, limits.RECALL_NOTE_CAP_BYTES))
+        return sha256_hex(access.read_capped(root, rel, tunables.RECALL_NOTE_CAP_BYTES))
     except NoteError:
         return None
 
@@ -203,7 +203,7 @@ def _walk(where: int | str, rel_dir: str, depth: int, out: Listing, enter: Enter
                 try:
                     # The entry's type comes from the listing itself; only Markdown files cost a stat call.
                     if entry.is_dir(follow_symlinks=False):
-                        if depth < limits.RECALL_MAX_FOLDER_DEPTH:
+                        if depth < tunables.RECALL_MAX_FOLDER_DEPTH:
                             _descend(where, entry, f"{rel_dir}/{name}", depth + 1, out, enter)
                         continue
                     if not name.endswith(".md"):

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from continuity import limits
+from continuity import tunables
 from continuity.recall.eligible import Row, StatKey, digest_of, listing_digest, read_row, scan, sha256_hex
 from continuity.recall.location import cache_dir as cache_dir, code_stamp, index_file as index_file, vault_key
 
@@ -240,8 +240,8 @@ class Index:
         """
         from continuity.recall.rank import enabled
 
-        near = 1.0 - limits.RECALL_NEAR_EQUAL_PERCENT / 100 if enabled("recency") else 1.0
-        floor = limits.RECALL_MIN_NOTE_COVERAGE_PERCENT / 100 if enabled("floor") else 0.0
+        near = 1.0 - tunables.RECALL_NEAR_EQUAL_PERCENT / 100 if enabled("recency") else 1.0
+        floor = tunables.RECALL_MIN_NOTE_COVERAGE_PERCENT / 100 if enabled("floor") else 0.0
         group: list[Hit] = []
         for rowid, score, coverage in ranking:
             if coverage < floor:
@@ -336,7 +336,7 @@ def _connect(file: Path) -> sqlite3.Connection:
     file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     # Create the file ourselves so it is private from its first byte (SQLite would make it 0644).
     os.close(os.open(file, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
-    return sqlite3.connect(str(file), timeout=limits.RECALL_INDEX_BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    return sqlite3.connect(str(file), timeout=tunables.RECALL_INDEX_BUSY_TIMEOUT_SECONDS, isolation_level=None)
 
 
 def _open_file(file: Path, root: Path) -> tuple[sqlite3.Connection, bool]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import UsageError
 from continuity.ids import is_valid_id
 from continuity.store.journal import KEYS, Entry
@@ -145,9 +145,9 @@ class TailReader:
         fd: int,
         size: int,
         *,
-        block: int = limits.LOG_READ_BLOCK_BYTES,
-        max_line: int = limits.LOG_MAX_LINE_BYTES,
-        max_bytes: int = limits.LOG_MAX_READ_BYTES,
+        block: int = tunables.LOG_READ_BLOCK_BYTES,
+        max_line: int = tunables.LOG_MAX_LINE_BYTES,
+        max_bytes: int = tunables.LOG_MAX_READ_BYTES,
     ) -> None:
         self.fd = fd
         self.block = block
@@ -262,14 +262,14 @@ def search(
     root: Path,
     query: str | None = None,
     *,
-    limit: int = limits.LOG_DEFAULT_LIMIT,
-    window: int = limits.LOG_DEFAULT_WINDOW_LINES,
+    limit: int = tunables.LOG_DEFAULT_LIMIT,
+    window: int = tunables.LOG_DEFAULT_WINDOW_LINES,
 ) -> LogSearch:
     """The newest `limit` entries matching `query` across every device's journal."""
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    if not 1 <= window <= limits.LOG_MAX_WINDOW_LINES:
-        raise UsageError(f"--window must be between 1 and {limits.LOG_MAX_WINDOW_LINES} lines")
+    if not 1 <= window <= tunables.LOG_MAX_WINDOW_LINES:
+        raise UsageError(f"--window must be between 1 and {tunables.LOG_MAX_WINDOW_LINES} lines")
     matcher = compile_query(query)
     needle = matcher.prefilter() if matcher else None
     opened = open_journals(root)
@@ -300,9 +300,9 @@ def search(
                     if len(found) > 4 * limit + 1024:
                         found = heapq.nsmallest(2 * limit, found)  # room for withheld ones that fail
             more = any(not reader.complete for _device, reader in readers)
-            if matched >= limit or not more or target >= limits.LOG_MAX_WINDOW_LINES:
+            if matched >= limit or not more or target >= tunables.LOG_MAX_WINDOW_LINES:
                 break
-            target = min(target * limits.LOG_WINDOW_GROWTH_FACTOR, limits.LOG_MAX_WINDOW_LINES)
+            target = min(target * tunables.LOG_WINDOW_GROWTH_FACTOR, tunables.LOG_MAX_WINDOW_LINES)
     finally:
         for _device, fd in opened:
             os.close(fd)

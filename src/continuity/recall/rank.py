@@ -3,7 +3,7 @@
 The index's full-text table holds each note's words through FTS5's Porter stemmer, so `migrations`
 finds `migration` and `rebasing` finds `rebase`; an exact form has the same stem, so it keeps its full
 weight, and an identifier (`invoice_line`, `spawn_blocking`) is a phrase of stems that only it holds.
-SQLite scores the query by BM25 (field weights `limits.RECALL_BM25_WEIGHTS`) over every counted term
+SQLite scores the query by BM25 (field weights `tunables.RECALL_BM25_WEIGHTS`) over every counted term
 OR-ed, which is the sum of each term's BM25. (Scoring the words as written beside their stems, with a
 tenth of the weight, was measured: it moved recall@3 by 0.2 points and doubled the scoring time; see
 docs/recall.md.)
@@ -36,7 +36,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from continuity import limits
+from continuity import tunables
 from continuity.recall.concepts import is_function_word
 from continuity.recall.terms import Term, match_expression
 
@@ -47,7 +47,7 @@ FEATURES = ("function_words", "device", "http", "floor", "recency")
 _off: set[str] = set()
 Ranked = tuple[int, float, float]  # rowid, score, coverage (the share of the query's weight it matches)
 
-_WEIGHTS = ", ".join(repr(float(w)) for w in limits.RECALL_BM25_WEIGHTS)
+_WEIGHTS = ", ".join(repr(float(w)) for w in tunables.RECALL_BM25_WEIGHTS)
 # The weights are floats from limits; the terms are a bound parameter.
 _TOP = "SELECT rowid, bm25(stem, " + _WEIGHTS + ") AS r FROM stem WHERE stem MATCH ? ORDER BY r LIMIT ?"  # noqa: S608
 _ROWIDS = "SELECT rowid FROM stem WHERE stem MATCH ?"
@@ -55,7 +55,7 @@ _COUNT = "SELECT count(*) FROM stem WHERE stem MATCH ?"
 _HOLDS = "SELECT 1 FROM stem WHERE stem MATCH ? AND rowid = ?"
 # A note of this device matches a name of the device as if the name were in its body: it is the
 # note's context, not its topic.
-_IMPLIED_WEIGHT = limits.RECALL_BM25_WEIGHTS[4]
+_IMPLIED_WEIGHT = tunables.RECALL_BM25_WEIGHTS[4]
 
 
 def switch_off(names: Sequence[str]) -> None:
@@ -125,10 +125,10 @@ def rank(
         return
     weights = [_idf(total, item.matched) for item in looked]
     # With few notes, which words are rare says little: every match counts as fitting the query.
-    weight_total = sum(weights) if total >= limits.RECALL_FLOOR_MIN_NOTES else 0.0
+    weight_total = sum(weights) if total >= tunables.RECALL_FLOOR_MIN_NOTES else 0.0
     expression = " OR ".join(item.expression for item in looked)
     seen: set[int] = set()
-    for limit in (limits.RECALL_RANKED_CANDIDATES, -1):
+    for limit in (tunables.RECALL_RANKED_CANDIDATES, -1):
         scores = _top(db, expression, limit)
         full = limit < 0 or len(scores) < limit
         for item, weight in zip(looked, weights, strict=True):
@@ -151,8 +151,8 @@ def rank(
 def gated(hits: Iterator[Hit]) -> Iterator[Hit]:
     """`hits`, or nothing when none of the first `RECALL_DEFAULT_LIMIT` reaches `RECALL_MIN_COVERAGE_PERCENT`:
     the query's telling words are not in the notes it can see, so what matched is incidental."""
-    first = limits.RECALL_DEFAULT_LIMIT
-    gate = limits.RECALL_MIN_COVERAGE_PERCENT / 100 if enabled("floor") else 0.0
+    first = tunables.RECALL_DEFAULT_LIMIT
+    gate = tunables.RECALL_MIN_COVERAGE_PERCENT / 100 if enabled("floor") else 0.0
     head: list[Hit] = []
     for hit in hits:
         head.append(hit)

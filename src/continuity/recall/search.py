@@ -10,10 +10,10 @@ how fast an answer comes, never what it says.
 Terms (see `recall_text`): words, or phrases in double quotes, normalized (NFKC, case folding, white
 space) and de-duplicated in order; whole words (with their inflections) and identifier boundaries.
 `recall.rank` ranks the notes by BM25 over stemmed id, aliases, tags, title, body and identifier parts
-(weights in `limits.RECALL_BM25_WEIGHTS`), leaving out English function words, matching a status code
+(weights in `tunables.RECALL_BM25_WEIGHTS`), leaving out English function words, matching a status code
 with its reason phrase and a name of this computer with its notes; a note matching more and rarer
 terms comes first, the newest (`created`) first among near-equals, then by path. When none of the
-first notes fits enough of the query (`limits.RECALL_MIN_COVERAGE_PERCENT`), nothing is returned.
+first notes fits enough of the query (`tunables.RECALL_MIN_COVERAGE_PERCENT`), nothing is returned.
 
 Every warm note that could not be searched (too large, unreadable, not valid) is named in the
 notices with why, at every recall; a secret-like file name is withheld wherever a note is named.
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import ContinuityError, UsageError
 from continuity.recall.index import Hit, Index, busy, discard, open_index
 from continuity.recall.terms import Term, parse_terms
@@ -48,7 +48,7 @@ from continuity.recall.terms import Term, parse_terms
 if TYPE_CHECKING:
     from continuity.recall.watch import Watcher
 
-AUDIENCES = {"main": limits.RECALL_MAIN_ALLOWANCE_BYTES, "subagent": limits.RECALL_SUBAGENT_ALLOWANCE_BYTES}
+AUDIENCES = {"main": tunables.RECALL_MAIN_ALLOWANCE_BYTES, "subagent": tunables.RECALL_SUBAGENT_ALLOWANCE_BYTES}
 STOPPED = ("limit", "allowance", "exhausted")
 HEADER = (
     "Recalled on request from the person's private vault: approved notes that matched the task's terms, "
@@ -71,7 +71,7 @@ class Result:
 
 # Why a warm note was not searched at all (its text is not in the index), as `Skipped.reason`.
 UNSEARCHED = {
-    "too_large": f"it is larger than the {limits.RECALL_NOTE_CAP_BYTES}-byte cap for a note",
+    "too_large": f"it is larger than the {tunables.RECALL_NOTE_CAP_BYTES}-byte cap for a note",
     "unreadable": "it could not be read",
     "invalid": "its frontmatter or id is not valid",
 }
@@ -278,7 +278,7 @@ def recall(
     raw_terms: Sequence[str],
     *,
     audience: str = "main",
-    limit: int = limits.RECALL_DEFAULT_LIMIT,
+    limit: int = tunables.RECALL_DEFAULT_LIMIT,
     today: dt.date | None = None,
     use_cache: bool = True,
     allowance: int | None = None,
@@ -302,7 +302,7 @@ def recall(
     query = _prepare(root, device, terms)
     index = open_index(root, device, use_file=use_cache)
     try:
-        for _attempt in range(limits.RECALL_MAX_ATTEMPTS):
+        for _attempt in range(tunables.RECALL_MAX_ATTEMPTS):
             try:
                 index.refresh(watcher)
                 chosen = _choose(index, query, project, device, limit, allowance, day)

@@ -32,7 +32,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import UsageError
 
 _WORD_RE = re.compile(r"[^\W_]+")
@@ -110,8 +110,8 @@ class Term(NamedTuple):  # a tuple, not a dataclass: a class defined at every re
 def parse_terms(raw: Sequence[str]) -> list[Term]:
     """Normalized, de-duplicated terms in their order; UsageError when there are too many."""
     text = unicodedata.normalize("NFKC", " ".join(raw)).translate(_QUOTES)
-    if len(text) > limits.RECALL_MAX_QUERY_CHARS:
-        raise UsageError(f"the terms are longer than {limits.RECALL_MAX_QUERY_CHARS} characters; use fewer")
+    if len(text) > tunables.RECALL_MAX_QUERY_CHARS:
+        raise UsageError(f"the terms are longer than {tunables.RECALL_MAX_QUERY_CHARS} characters; use fewer")
     seen: set[tuple[tuple[str, ...], ...]] = set()
     out: list[Term] = []
     for match in _PIECE_RE.finditer(text):
@@ -127,8 +127,8 @@ def parse_terms(raw: Sequence[str]) -> list[Term]:
         seen.add(alternatives)
         shown = " ".join(fold(piece).split())
         out.append(Term(f'"{shown}"' if quoted and " " in shown else shown, alternatives))
-    if len(out) > limits.RECALL_MAX_TERMS:
-        raise UsageError(f"{len(out)} terms; at most {limits.RECALL_MAX_TERMS} are searched at once")
+    if len(out) > tunables.RECALL_MAX_TERMS:
+        raise UsageError(f"{len(out)} terms; at most {tunables.RECALL_MAX_TERMS} are searched at once")
     return out
 
 

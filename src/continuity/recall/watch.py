@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from continuity import limits
+from continuity import tunables
 from continuity.recall.eligible import warm_folders
 
 # From <sys/inotify.h> (the same on every Linux architecture).
@@ -149,7 +149,7 @@ class Watcher:
             return False
         try:
             while True:
-                buffer = os.read(self._fd, limits.RECALL_WATCH_READ_BYTES)
+                buffer = os.read(self._fd, tunables.RECALL_WATCH_READ_BYTES)
                 if not buffer:
                     break
                 if any(matters(event, self._on_the_way) for event in parse_events(buffer)):

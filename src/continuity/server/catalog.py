@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.server import handlers
 from continuity.server.handlers import DATA_NOT_INSTRUCTIONS, Outcome
 
@@ -94,13 +94,13 @@ TOOLS = (
             {
                 "terms": _text(
                     'Words to look for, separated by spaces; a phrase in double quotes: cache "write path".',
-                    limits.RECALL_MAX_QUERY_CHARS,
+                    tunables.RECALL_MAX_QUERY_CHARS,
                 ),
                 "limit": {
                     "type": "integer",
                     "description": "At most this many whole notes.",
                     "minimum": 1,
-                    "default": limits.RECALL_DEFAULT_LIMIT,
+                    "default": tunables.RECALL_DEFAULT_LIMIT,
                 },
             },
             ("terms",),
@@ -147,7 +147,7 @@ TOOLS = (
         "the reason; do not retry it unchanged. " + WRITE_REPLY,
         _schema(
             {
-                "title": _text("One line: what this handoff is about.", limits.TITLE_MAX_CHARS),
+                "title": _text("One line: what this handoff is about.", tunables.TITLE_MAX_CHARS),
                 "goal_and_status": _text("The goal and where it stands.", HANDOFF_SECTION_MAX_CHARS),
                 "completed_work": _text(
                     "What was done, with evidence: files, commits, tests.", HANDOFF_SECTION_MAX_CHARS
@@ -156,9 +156,9 @@ TOOLS = (
                 "next_actions": {
                     "type": "array",
                     "description": "The next concrete actions, one line each.",
-                    "items": {"type": "string", "minLength": 1, "maxLength": limits.TITLE_MAX_CHARS * 5},
-                    "minItems": limits.HANDOFF_MIN_NEXT_ACTIONS,
-                    "maxItems": limits.HANDOFF_MAX_NEXT_ACTIONS,
+                    "items": {"type": "string", "minLength": 1, "maxLength": tunables.TITLE_MAX_CHARS * 5},
+                    "minItems": tunables.HANDOFF_MIN_NEXT_ACTIONS,
+                    "maxItems": tunables.HANDOFF_MAX_NEXT_ACTIONS,
                 },
             },
             ("title", "goal_and_status", "completed_work", "risks_and_decisions", "next_actions"),
@@ -177,9 +177,9 @@ TOOLS = (
         _schema(
             {
                 "type": {"type": "string", "enum": list(NOTE_TYPES), "description": "What kind of claim."},
-                "title": _text("The claim in one line.", limits.TITLE_MAX_CHARS),
-                "body": _text("The claim and its context, in Markdown.", limits.RECALL_NOTE_CAP_BYTES),
-                "evidence": _text("One line: where this was observed.", limits.EVIDENCE_MAX_CHARS),
+                "title": _text("The claim in one line.", tunables.TITLE_MAX_CHARS),
+                "body": _text("The claim and its context, in Markdown.", tunables.RECALL_NOTE_CAP_BYTES),
+                "evidence": _text("One line: where this was observed.", tunables.EVIDENCE_MAX_CHARS),
                 "scope": {
                     "type": "string",
                     "enum": list(SCOPES),
@@ -208,13 +208,13 @@ TOOLS = (
             {
                 "query": _text(
                     "A literal substring of a field value (device, op, id, path), or /REGEX/; omit for the newest.",
-                    limits.MCP_LOG_QUERY_MAX_CHARS,
+                    tunables.MCP_LOG_QUERY_MAX_CHARS,
                 ),
                 "limit": {
                     "type": "integer",
                     "description": "At most this many entries.",
                     "minimum": 1,
-                    "default": limits.LOG_DEFAULT_LIMIT,
+                    "default": tunables.LOG_DEFAULT_LIMIT,
                 },
             }
         ),

@@ -16,7 +16,7 @@ What counts, in UTF-8 bytes:
 A call that would pass either allowance gets a short notice instead of notes: never a partial note.
 
 Writes (`write_handoff`, `propose_note`) are metered too, against their own allowance
-(`limits.MCP_WRITE_*_ALLOWANCE_BYTES` and `_COUNT`): the UTF-8 bytes of the text a write call carries
+(`tunables.MCP_WRITE_*_ALLOWANCE_BYTES` and `_COUNT`): the UTF-8 bytes of the text a write call carries
 (every string argument), and the number of writes done. A write that would pass either is refused, as
 a tool error, before anything is written; a refused write (a secret, a lease, a cap) costs nothing.
 The meter is the server process's memory: a second server process, `lifecycle recall` in a shell and
@@ -29,22 +29,25 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 
 AUDIENCES = ("main", "subagent")
-WARM_ALLOWANCE_BYTES = {"main": limits.RECALL_MAIN_ALLOWANCE_BYTES, "subagent": limits.RECALL_SUBAGENT_ALLOWANCE_BYTES}
+WARM_ALLOWANCE_BYTES = {
+    "main": tunables.RECALL_MAIN_ALLOWANCE_BYTES,
+    "subagent": tunables.RECALL_SUBAGENT_ALLOWANCE_BYTES,
+}
 TOTAL_ALLOWANCE_BYTES = {
-    "main": limits.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES,
-    "subagent": limits.SESSION_MEMORY_SUBAGENT_ALLOWANCE_BYTES,
+    "main": tunables.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES,
+    "subagent": tunables.SESSION_MEMORY_SUBAGENT_ALLOWANCE_BYTES,
 }
 START_EVENT = {"main": "SessionStart", "subagent": "SubagentStart"}
 WRITE_ALLOWANCE_BYTES = {
-    "main": limits.MCP_WRITE_MAIN_ALLOWANCE_BYTES,
-    "subagent": limits.MCP_WRITE_SUBAGENT_ALLOWANCE_BYTES,
+    "main": tunables.MCP_WRITE_MAIN_ALLOWANCE_BYTES,
+    "subagent": tunables.MCP_WRITE_SUBAGENT_ALLOWANCE_BYTES,
 }
 WRITE_ALLOWANCE_COUNT = {
-    "main": limits.MCP_WRITE_MAIN_ALLOWANCE_COUNT,
-    "subagent": limits.MCP_WRITE_SUBAGENT_ALLOWANCE_COUNT,
+    "main": tunables.MCP_WRITE_MAIN_ALLOWANCE_COUNT,
+    "subagent": tunables.MCP_WRITE_SUBAGENT_ALLOWANCE_COUNT,
 }
 
 Deliveries = Callable[[], Iterable[Mapping[str, Any]]]
@@ -90,7 +93,7 @@ class Meter:
         return int(self.startup["bytes"]) if self.startup is not None else 0
 
     def _find_startup(self) -> dict[str, Any] | None:
-        earliest = self.started - dt.timedelta(seconds=limits.MCP_STARTUP_RECEIPT_WINDOW_SECONDS)
+        earliest = self.started - dt.timedelta(seconds=tunables.MCP_STARTUP_RECEIPT_WINDOW_SECONDS)
         best: dict[str, Any] | None = None
         for item in self.deliveries():
             when = _receipt_time(item.get("time"))

@@ -16,7 +16,7 @@ every import moved past them is time no session waits for (`docs/mcp.md` has the
 Ending. When the client closes stdin, the calls already received are run and answered, then the
 server exits 0. On SIGINT or SIGTERM (Claude Code sends SIGTERM at every session's end) it stops
 reading at once, drops the calls not yet started, lets the one running finish (at most
-`limits.MCP_SHUTDOWN_GRACE_SECONDS`; every write is atomic in any case) and exits 0.
+`tunables.MCP_SHUTDOWN_GRACE_SECONDS`; every write is atomic in any case) and exits 0.
 
 The protocol's stdout is a private copy of file descriptor 1, and descriptor 1 is pointed at stderr,
 so a stray print anywhere in the process lands in the client's log, never inside the protocol.
@@ -32,7 +32,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 
-from continuity import __version__, limits
+from continuity import __version__, tunables
 from continuity.server import catalog, protocol
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: see above
@@ -65,7 +65,7 @@ class Transport:
         self.cwd, self.audience, self.harness = cwd, audience, harness
         self.started = time.time()  # the meter's start: the receipts of this session's brief are near it
         self.session: Session | None = None
-        self.protocol = protocol.Protocol(SERVER_INFO, INSTRUCTIONS, catalog.listing, limits.MCP_MESSAGE_MAX_BYTES)
+        self.protocol = protocol.Protocol(SERVER_INFO, INSTRUCTIONS, catalog.listing, tunables.MCP_MESSAGE_MAX_BYTES)
         self.read_fd = read_fd
         self.write_fd = write_fd
         self._write_lock = _thread.allocate_lock()
@@ -161,7 +161,7 @@ class Transport:
     def run(self, wake_fd: int | None = None) -> None:
         """Serve until stdin ends or `stop` is called (from a signal handler)."""
         try:
-            for line in protocol.lines(self._chunks(wake_fd), limits.MCP_MESSAGE_MAX_BYTES):
+            for line in protocol.lines(self._chunks(wake_fd), tunables.MCP_MESSAGE_MAX_BYTES):
                 step = self.protocol.receive(line)
                 for answer in step.answers:
                     self.send(answer)
@@ -184,7 +184,7 @@ class Transport:
                 self._stopping = True
                 self._queue.clear()
             self._state.notify_all()
-        self._worker.join(limits.MCP_SHUTDOWN_GRACE_SECONDS if self._stopping else None)
+        self._worker.join(tunables.MCP_SHUTDOWN_GRACE_SECONDS if self._stopping else None)
 
     def stop(self, signum: int, frame: FrameType | None) -> None:
         self._signalled = True

@@ -11,7 +11,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.vault import scan
 
 
@@ -30,7 +30,7 @@ def fix(cwd: Path, *, now: float | None = None, on_wait: Callable[[str], None] |
 
     conn, ctx = writer.connect(cwd, on_wait=on_wait)
     found = scan.scan(ctx.vault, conn.project, conn.device).temporary
-    cutoff = (time.time() if now is None else now) - limits.TEMP_FILE_STALE_SECONDS
+    cutoff = (time.time() if now is None else now) - tunables.TEMP_FILE_STALE_SECONDS
     removed: list[str] = []
     with writer.transaction(ctx) as tx:
         for rel in found:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import InputRejected, LeaseHeld, NoteError, UsageError
 from continuity.ids import is_valid_id
 from continuity.local import userdirs
@@ -82,8 +82,8 @@ def parse_duration(text: str) -> int:
     seconds = sum(int(number) * _UNITS[unit.lower()] for number, unit in parts)
     if seconds <= 0:
         raise UsageError(f"invalid duration {text!r}: it must be longer than zero")
-    if seconds > limits.LEASE_MAX_TTL_SECONDS:
-        days = limits.LEASE_MAX_TTL_SECONDS // 86400
+    if seconds > tunables.LEASE_MAX_TTL_SECONDS:
+        days = tunables.LEASE_MAX_TTL_SECONDS // 86400
         raise UsageError(f"duration {text!r} is longer than the maximum of {days}d")
     return seconds
 
@@ -283,7 +283,7 @@ def read_leases(vault_root: Path) -> tuple[list[Lease], list[tuple[str, str]]]:
             continue  # temporary files and foreign debris
         rel = f"{layout.LEASES}/{name}"
         try:
-            leases.append(parse_lease(access.read_capped(vault_root, rel, limits.LEASE_FILE_CAP_BYTES), rel))
+            leases.append(parse_lease(access.read_capped(vault_root, rel, tunables.LEASE_FILE_CAP_BYTES), rel))
         except NoteError as exc:
             invalid.append((rel, str(exc)))
     return leases, invalid
@@ -326,8 +326,8 @@ def clean_task(task: str | None) -> str | None:
     if task is None:
         return None
     text = " ".join(task.split())
-    if len(text) > limits.LEASE_TASK_MAX_CHARS:
-        raise UsageError(f"--task is longer than {limits.LEASE_TASK_MAX_CHARS} characters")
+    if len(text) > tunables.LEASE_TASK_MAX_CHARS:
+        raise UsageError(f"--task is longer than {tunables.LEASE_TASK_MAX_CHARS} characters")
     if any(not ch.isprintable() for ch in text):
         raise UsageError("--task must be printable text")
     from continuity.gate.secrets import scan_text
@@ -348,8 +348,8 @@ def acquire_locked(
     vault_root: Path, device: str, ttl_seconds: int, task: str | None, now: dt.datetime | None = None
 ) -> Lease:
     """Take or extend this device's lease; the caller already holds the local lock."""
-    if not 0 < ttl_seconds <= limits.LEASE_MAX_TTL_SECONDS:
-        raise UsageError(f"a lease lasts between 1 second and {limits.LEASE_MAX_TTL_SECONDS} seconds")
+    if not 0 < ttl_seconds <= tunables.LEASE_MAX_TTL_SECONDS:
+        raise UsageError(f"a lease lasts between 1 second and {tunables.LEASE_MAX_TTL_SECONDS} seconds")
     moment = utcnow(now)
     current = status(vault_root, device, moment)
     refuse_if_foreign(current)

@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuity import ids, limits
+from continuity import ids, limits, tunables
 from continuity.errors import InputRejected, NotConnected
 from continuity.local import connection, identity as repo_identity, made, userdirs
 from continuity.local.repo import find_repo_root
@@ -69,9 +69,9 @@ def default_device() -> str:
     import secrets as random_source
 
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-    suffix = "".join(random_source.choice(alphabet) for _ in range(limits.DEVICE_SUFFIX_CHARS))
+    suffix = "".join(random_source.choice(alphabet) for _ in range(tunables.DEVICE_SUFFIX_CHARS))
     base = ids.make_id(socket.gethostname().split(".")[0], "device")
-    return f"{base[: limits.ID_MAX_CHARS - limits.DEVICE_SUFFIX_CHARS - 1].strip('-')}-{suffix}"
+    return f"{base[: limits.ID_MAX_CHARS - tunables.DEVICE_SUFFIX_CHARS - 1].strip('-')}-{suffix}"
 
 
 def fill(template: str, values: dict[str, str]) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import NoteError
 from continuity.ids import is_valid_id
 from continuity.store import atomic, lease
@@ -108,7 +108,7 @@ def find(device: str, entries: list[dict[str, Any]], leases: list[lease.Lease]) 
 
 def _read(vault: Path, rel: str) -> dict[str, Any] | None:
     try:
-        doc = json.loads(access.read_capped(vault, rel, limits.LEASE_FILE_CAP_BYTES))
+        doc = json.loads(access.read_capped(vault, rel, tunables.LEASE_FILE_CAP_BYTES))
     except (NoteError, OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) and doc.get("version") == VERSION else None

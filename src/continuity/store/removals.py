@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import NoteError
 from continuity.ids import is_valid_id
 from continuity.store import atomic
@@ -75,7 +75,7 @@ def _entry(raw: object, by: str) -> Removal | None:
 def _read(root: Path, rel: str) -> list[Removal]:
     """One device's record, or nothing when it is unreadable, malformed or from a newer version."""
     try:
-        doc = json.loads(access.read_capped(root, rel, limits.LEASE_REMOVALS_CAP_BYTES).decode("utf-8"))
+        doc = json.loads(access.read_capped(root, rel, tunables.LEASE_REMOVALS_CAP_BYTES).decode("utf-8"))
     except (NoteError, UnicodeDecodeError, ValueError):
         return []
     if not isinstance(doc, dict):
@@ -106,7 +106,7 @@ def read_all(root: Path) -> list[Removal]:
 def record(root: Path, by: str, removed: list[Removal]) -> str:
     """Add `removed` to `by`'s own record file (the caller holds the local lock); its vault path."""
     rel = record_rel(by)
-    kept = [*_read(root, rel), *removed][-limits.LEASE_REMOVALS_KEPT :]
+    kept = [*_read(root, rel), *removed][-tunables.LEASE_REMOVALS_KEPT :]
     entries = [{"device": item.device, **{k: v for k, v in item.to_json().items() if k != "by"}} for item in kept]
     doc = {"version": VERSION, "device": by, "removed": entries}
     atomic.ensure_dir(root, FOLDER)
@@ -116,7 +116,7 @@ def record(root: Path, by: str, removed: list[Removal]) -> str:
 
 def seen_by(root: Path, device: str, held_since: dt.datetime | None, now: dt.datetime) -> Removal | None:
     """The newest removal of `device`'s lease it has not yet moved past, or None."""
-    oldest = now - dt.timedelta(days=limits.LEASE_REMOVAL_NOTICE_DAYS)
+    oldest = now - dt.timedelta(days=tunables.LEASE_REMOVAL_NOTICE_DAYS)
     found = [
         item
         for item in read_all(root)

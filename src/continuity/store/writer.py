@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.store import atomic, journal, lease
 from continuity.store.documents import CheckedDocument
@@ -237,7 +237,7 @@ def session_id(explicit: str | None, environ: Mapping[str, str] | None = None) -
     """`--session`, else the harness's session id from the environment, else None (then omitted)."""
     env = os.environ if environ is None else environ
     value = explicit if explicit else next((env[name] for name in SESSION_ENV if env.get(name)), None)
-    return clean_line(value, "--session", limits.SESSION_ID_MAX_CHARS) if value else None
+    return clean_line(value, "--session", tunables.SESSION_ID_MAX_CHARS) if value else None
 
 
 def connect(
@@ -355,7 +355,7 @@ def slugify(title: str, fallback: str) -> str:
             out.append(ch)
         elif out and out[-1] != "-":
             out.append("-")
-    slug = "".join(out).strip("-")[: limits.SLUG_MAX_CHARS].strip("-")
+    slug = "".join(out).strip("-")[: tunables.SLUG_MAX_CHARS].strip("-")
     return slug or fallback
 
 

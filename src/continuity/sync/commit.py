@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import ContinuityError, NoteError
 from continuity.sync.git import HEAD_REF, Git
 from continuity.vault import access, layout
@@ -52,9 +52,9 @@ class Held:
         if self.reason == "secret":
             return f"{self.shown} line {self.line} looks like a secret ({self.detector}); it was not synchronized"
         why = {
-            "too_large": f"it is larger than {limits.SYNC_FILE_MAX_BYTES} bytes",
+            "too_large": f"it is larger than {tunables.SYNC_FILE_MAX_BYTES} bytes",
             "incoming_too_large": (
-                f"the remote's version is larger than {limits.SYNC_FILE_MAX_BYTES} bytes, so it was not checked "
+                f"the remote's version is larger than {tunables.SYNC_FILE_MAX_BYTES} bytes, so it was not checked "
                 "out and this computer's version stays"
             ),
             "link": "it is a symbolic link or not a regular file",
@@ -98,7 +98,7 @@ def gate_file(git: Git, rel: str) -> Held | None:
     if named is not None:
         return Held(rel, named[0], "name")
     try:
-        data = access.read_capped(git.vault, rel, limits.SYNC_FILE_MAX_BYTES)
+        data = access.read_capped(git.vault, rel, tunables.SYNC_FILE_MAX_BYTES)
     except NoteError as exc:
         return Held(rel, rel, exc.reason if exc.reason in ("too_large", "link") else "invalid")
     return judge(rel, data, git.vault)
@@ -111,7 +111,7 @@ def judge(rel: str, data: bytes, vault: Path | None = None) -> Held | None:
     named = withheld_name(rel)
     if named is not None:
         return Held(rel, named[0], "name")
-    if len(data) > limits.SYNC_FILE_MAX_BYTES:
+    if len(data) > tunables.SYNC_FILE_MAX_BYTES:
         return Held(rel, rel, "too_large")
     document = rel.startswith(layout.DOCUMENTS + "/")
     if not document and not _utf8(data):
@@ -292,9 +292,9 @@ def message(device: str, ops: list[tuple[str, str]], staged: Staged) -> str:
     summary = ", ".join(f"{op} x{count}" for op, count in sorted(counts.items()))
     files = len(staged.staged) + len(staged.removed)
     head = f"sync {device}: {summary or 'no journal operations'} ({files} file{'s' if files != 1 else ''})"
-    body = [f"{op} {path}" for op, path in ops[: limits.SYNC_MESSAGE_MAX_LINES]]
-    if len(ops) > limits.SYNC_MESSAGE_MAX_LINES:
-        body.append(f"and {len(ops) - limits.SYNC_MESSAGE_MAX_LINES} more")
+    body = [f"{op} {path}" for op, path in ops[: tunables.SYNC_MESSAGE_MAX_LINES]]
+    if len(ops) > tunables.SYNC_MESSAGE_MAX_LINES:
+        body.append(f"and {len(ops) - tunables.SYNC_MESSAGE_MAX_LINES} more")
     lines = [redact(head), ""] + [redact(line) for line in body] if body else [redact(head)]
     return "\n".join(lines) + "\n"
 

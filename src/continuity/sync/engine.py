@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import limits, tunables
 from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
 from continuity.store import atomic, lease, overlaps
 from continuity.sync import commit, ignore, recovery, remote, state, underlease
@@ -186,7 +186,7 @@ def pack_loose_objects(git: Git) -> None:
     files); `repack` writes the new pack before it deletes anything, so a kill leaves both or either."""
     counted = git.probe(["count-objects"])
     words = counted.stdout.split()
-    if counted.returncode == 0 and words and words[0].isdigit() and int(words[0]) > limits.SYNC_LOOSE_OBJECTS_MAX:
+    if counted.returncode == 0 and words and words[0].isdigit() and int(words[0]) > tunables.SYNC_LOOSE_OBJECTS_MAX:
         git.probe(["repack", "-d", "-q"])
 
 
@@ -246,7 +246,7 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         if combined.rewritten and head is not None:  # the remote no longer holds what we last saw there
             recovery.backup(git, head, "rewritten", run.now)
             run.recovered.append(REWRITTEN)
-        combined, big = cap_incoming(git, head, combined, limits.SYNC_FILE_MAX_BYTES, message)
+        combined, big = cap_incoming(git, head, combined, tunables.SYNC_FILE_MAX_BYTES, message)
         run.refused.extend(big)
         integrated = combined.kind if combined.kind != "same" or integrated == "same" else integrated
         run.conflicts.extend(combined.conflicts)
@@ -282,7 +282,7 @@ def _sync_locked(run: _Run, after_integrate: AfterIntegrate | None) -> SyncResul
         if outcome == "offline":
             state.end(vault, run.now, "offline")
             return _result(run, made, staged, integrated, False, attempts, "the remote could not be reached")
-        if attempts >= limits.SYNC_PUSH_ATTEMPTS:
+        if attempts >= tunables.SYNC_PUSH_ATTEMPTS:
             state.end(vault, run.now, "race")
             raise ContinuityError(
                 f"other computers pushed first {attempts} times in a row; this computer's commits are kept "
@@ -377,7 +377,7 @@ def clone(url: str, target: Path, device: str, on_refused: Callable[[str], None]
         )
     tip = git.rev(f"refs/remotes/{REMOTE}/{BRANCH}") or ""
     # Measured before a byte is written, as in every sync: a file over the cap is not checked out.
-    capped, big = cap_incoming(git, None, Combined(tip, (), "theirs"), limits.SYNC_FILE_MAX_BYTES, "clone\n")
+    capped, big = cap_incoming(git, None, Combined(tip, (), "theirs"), tunables.SYNC_FILE_MAX_BYTES, "clone\n")
     git.run(["symbolic-ref", "HEAD", HEAD_REF])
     git.run(["update-ref", HEAD_REF, capped.commit])
     git.run(["read-tree", "--reset", "-u", HEAD_REF])

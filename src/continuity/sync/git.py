@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import ContinuityError, NotConnected
 
 BRANCH = "main"
@@ -162,7 +162,7 @@ class Git:
         *,
         stdin: bytes | None = None,
         env: Mapping[str, str] | None = None,
-        timeout: float = limits.SYNC_GIT_TIMEOUT_SECONDS,
+        timeout: float = tunables.SYNC_GIT_TIMEOUT_SECONDS,
     ) -> subprocess.CompletedProcess[bytes]:
         merged = environment(self.device)
         if env:
@@ -187,7 +187,7 @@ class Git:
         *,
         stdin: bytes | None = None,
         env: Mapping[str, str] | None = None,
-        timeout: float = limits.SYNC_GIT_TIMEOUT_SECONDS,
+        timeout: float = tunables.SYNC_GIT_TIMEOUT_SECONDS,
     ) -> bytes:
         proc = self.probe(args, stdin=stdin, env=env, timeout=timeout)
         if proc.returncode != 0:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected
 from continuity.store import atomic
 from continuity.sync.git import Git
@@ -94,8 +94,8 @@ def tidy(vault: Path) -> tuple[bool, tuple[str, ...]]:
         raise InputRejected(f"{GITIGNORE} in the vault is a symbolic link or not a file; links are never followed")
     old = ""
     if path.is_file():
-        if path.stat().st_size > limits.SYNC_FILE_MAX_BYTES:
-            raise InputRejected(f"{GITIGNORE} in the vault is larger than {limits.SYNC_FILE_MAX_BYTES} bytes")
+        if path.stat().st_size > tunables.SYNC_FILE_MAX_BYTES:
+            raise InputRejected(f"{GITIGNORE} in the vault is larger than {tunables.SYNC_FILE_MAX_BYTES} bytes")
         old = path.read_bytes().decode("utf-8", "replace")
     lines = old.splitlines()
     kept = [line for line in lines if line in OWN_LINES or harmless(line)]

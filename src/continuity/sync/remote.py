@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected
 
 PUBLIC_FORGES = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
@@ -122,7 +122,7 @@ def check_private(remote: Remote) -> Privacy:
             command,
             capture_output=True,
             env=env,
-            timeout=limits.SYNC_PRIVACY_PROBE_TIMEOUT_SECONDS,
+            timeout=tunables.SYNC_PRIVACY_PROBE_TIMEOUT_SECONDS,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import ContinuityError, InputRejected
 from continuity.outbox import sweep
 
@@ -58,7 +58,7 @@ def cron_line(repo: Path, script: Path, digest: str, python: str) -> str:
             raise InputRejected(f"{part!r} contains '%' or a line break, which a crontab line cannot carry")
     marker = marker_for(repo)
     minute = int(marker.rsplit(":", 1)[1], 16) % 60
-    hours = max(1, limits.SYNC_SCHEDULE_INTERVAL_SECONDS // 3600)
+    hours = max(1, tunables.SYNC_SCHEDULE_INTERVAL_SECONDS // 3600)
     q = shlex.quote
     return (
         f"{minute} */{hours} * * * cd {q(str(repo))} && {q(python)} -c {q(PIN_CHECK)} {q(str(script))} {digest} "

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import NoteError
 from continuity.safeio import read_regular
 from continuity.store import atomic
@@ -30,7 +30,7 @@ def folder(vault: Path) -> Path:
 
 def read(path: Path) -> dict[str, Any] | None:
     try:
-        doc = json.loads(read_regular(str(path), limits.SYNC_STATE_CAP_BYTES))
+        doc = json.loads(read_regular(str(path), tunables.SYNC_STATE_CAP_BYTES))
     except (OSError, ValueError, NoteError):
         return None
     return doc if isinstance(doc, dict) and doc.get("version") == STATE_VERSION else None

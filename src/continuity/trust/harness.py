@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected, UsageError
 from continuity.trust import hookcommand
 
@@ -51,8 +51,8 @@ STATE_EVENTS = {
     CLAUDE: ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit"),
 }
 CONTEXT_LIMIT = {
-    "SessionStart": limits.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS,
-    "SubagentStart": limits.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS,
+    "SessionStart": tunables.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS,
+    "SubagentStart": tunables.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS,
 }
 STATUS_MESSAGE = {"SessionStart": "Restoring private memory", "SubagentStart": "Restoring project memory"}
 
@@ -119,7 +119,7 @@ def _sweep_handler(harness: str, where: Location) -> dict[str, Any] | None:
     if not script.is_file():
         return None
     handler = _handler(harness, where, where.sweep_script, sha256_file(script), ["sweep", "--hook"], False)
-    handler["timeout"] = limits.SWEEP_HOOK_TIMEOUT_SECONDS
+    handler["timeout"] = tunables.SWEEP_HOOK_TIMEOUT_SECONDS
     handler["async"] = True
     return handler
 
@@ -127,7 +127,7 @@ def _sweep_handler(harness: str, where: Location) -> dict[str, Any] | None:
 def _brief_handler(harness: str, event: str, where: Location, digest: str) -> dict[str, Any]:
     start = event in CONTEXT_LIMIT
     handler = _handler(harness, where, where.script, digest, ["--hook", "--harness", harness], start)
-    handler["timeout"] = limits.HOOK_TIMEOUT_SECONDS if start else limits.HOOK_STATE_TIMEOUT_SECONDS
+    handler["timeout"] = tunables.HOOK_TIMEOUT_SECONDS if start else tunables.HOOK_STATE_TIMEOUT_SECONDS
     if harness == CODEX and start:
         handler["statusMessage"] = STATUS_MESSAGE[event]
         handler["additionalContextLimit"] = CONTEXT_LIMIT[event]
@@ -232,7 +232,7 @@ def parse_object(path: Path, text: str) -> dict[str, Any]:
 
 def load(path: Path) -> dict[str, Any] | None:
     """The file as a JSON object, None when absent; InputRejected for anything we must not rewrite."""
-    text = read_config(path, limits.HARNESS_CONFIG_CAP_BYTES)
+    text = read_config(path, tunables.HARNESS_CONFIG_CAP_BYTES)
     return None if text is None else parse_object(path, text)
 
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import shlex
 
-from continuity import limits
+from continuity import tunables
 
 CHANGED_NOTICE = "Private memory was not restored: the startup script changed since this hook was reviewed."
 _ARGS = """import hashlib, os, sys
@@ -149,4 +149,4 @@ def split(command: str) -> tuple[str, str, str] | None:
 
 
 def too_long(command: str) -> bool:
-    return len(command) > limits.HOOK_COMMAND_MAX_CHARS
+    return len(command) > tunables.HOOK_COMMAND_MAX_CHARS

@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected
 from continuity.trust.harness import read_config
 
@@ -69,7 +69,7 @@ class Edit:
 
 
 def _read(path: Path) -> str | None:
-    return read_config(path, limits.HARNESS_CONFIG_CAP_BYTES)
+    return read_config(path, tunables.HARNESS_CONFIG_CAP_BYTES)
 
 
 def add(path: Path) -> Edit:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected, UsageError
 from continuity.trust.harness import parse_object, read_config
 
@@ -127,7 +127,7 @@ def servers_of(harness: str, path: Path, text: str) -> Any:
 def registered(harness: str, path: Path) -> bool:
     """True when `path` registers our server; False when absent or unreadable."""
     try:
-        text = read_config(path, limits.MCP_CONFIG_CAP_BYTES)
+        text = read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
         return text is not None and is_ours(_plain(servers_of(harness, path, text).get(SERVER_NAME)))
     except InputRejected:
         return False
@@ -215,7 +215,7 @@ def install(harness: str, scope: str, repo: Path | None, *, dry_run: bool = Fals
     path = config_path(harness, scope, repo)
     wanted = wanted_entry(harness, scope)
     command = (wanted["command"], *wanted["args"])
-    text = read_config(path, limits.MCP_CONFIG_CAP_BYTES)
+    text = read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
     existing = text or ""
     current = _plain(servers_of(harness, path, existing).get(SERVER_NAME))
     if current is not None and not is_ours(current):

@@ -25,7 +25,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 from continuity.trust import harness, hookcommand
 
 PLUGIN_NAME = "continuity"
@@ -62,7 +62,7 @@ def _handler(name: str, runner_sha256: str, event: str) -> dict[str, Any]:
     if name == harness.CODEX:
         handler["commandWindows"] = _command(name, runner_sha256, event, windows=True)
     start = event in START_EVENTS
-    handler["timeout"] = limits.HOOK_TIMEOUT_SECONDS if start else limits.HOOK_STATE_TIMEOUT_SECONDS
+    handler["timeout"] = tunables.HOOK_TIMEOUT_SECONDS if start else tunables.HOOK_STATE_TIMEOUT_SECONDS
     if name == harness.CODEX and start:
         handler["statusMessage"] = harness.STATUS_MESSAGE[event]
         handler["additionalContextLimit"] = harness.CONTEXT_LIMIT[event]
@@ -162,7 +162,7 @@ def installed(name: str, repo: Path | None) -> str | None:
 
     path = harness.user_config_path(harness.CODEX).with_name("config.toml")
     try:
-        text = harness.read_config(path, limits.MCP_CONFIG_CAP_BYTES)
+        text = harness.read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
         plugins = tomlkit.parse(text or "").unwrap().get("plugins", {})
     except (InputRejected, TOMLKitError):
         return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import UsageError
 from continuity.trust import harness, instructions, mcpconfig, plugin, undo
 
@@ -86,7 +86,7 @@ def record_path(name: str, scope: str, repo: Path | None) -> Path:
 
 def _load_record(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_bytes()[: limits.HARNESS_CONFIG_CAP_BYTES])
+        data = json.loads(path.read_bytes()[: tunables.HARNESS_CONFIG_CAP_BYTES])
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else {}
@@ -116,7 +116,7 @@ def _codex_config() -> Path:
 
 
 def _top_keys(path: Path, toml: bool) -> set[str]:
-    text = harness.read_config(path, limits.MCP_CONFIG_CAP_BYTES)
+    text = harness.read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
     if not text:
         return set()
     if toml:
@@ -150,7 +150,7 @@ def setup(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Result:
         result.served_by = str(server.duplicate_of)
         return result
     pointer = instructions.add(instructions.path_for(name, scope, repo))
-    before_hooks = harness.read_config(hooks.path, limits.HARNESS_CONFIG_CAP_BYTES)
+    before_hooks = harness.read_config(hooks.path, tunables.HARNESS_CONFIG_CAP_BYTES)
     record_file = record_path(name, scope, repo)
     record = _load_record(record_file)
     files: dict[str, Any] = record.get("files", {})
@@ -190,8 +190,8 @@ def setup(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Result:
         undo.write_text(hooks.path, undo.render_like(json.loads(hooks.text), before_hooks), before_hooks is not None)
     if server.changed:
         if name == harness.CODEX and files["mcp"].get("chunks") is None:
-            files["mcp"]["chunks"] = undo.inserted(harness.read_config(server.path, limits.MCP_CONFIG_CAP_BYTES) or "",
-                                                   server.text)  # fmt: skip
+            before = harness.read_config(server.path, tunables.MCP_CONFIG_CAP_BYTES) or ""
+            files["mcp"]["chunks"] = undo.inserted(before, server.text)
         mcpconfig.install(name, scope, repo)
     instructions.write(pointer)
     _save_record(record_file, {"version": 1, "harness": name, "scope": scope, "files": files})

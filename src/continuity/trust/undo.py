@@ -22,7 +22,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from continuity import limits
+from continuity import tunables
 from continuity.trust import harness, mcpconfig
 
 CODEX_CONFIG = "config.toml"
@@ -67,7 +67,7 @@ def our_positions(doc: dict[str, Any]) -> list[tuple[str, int, int]]:
 
 def hooks_without_ours(path: Path, *, added: list[str], created: bool) -> tuple[str | None, str | None, list[str]]:
     """(text before, text after or None to remove, Codex trust keys of the removed handlers)."""
-    text = harness.read_config(path, limits.HARNESS_CONFIG_CAP_BYTES)
+    text = harness.read_config(path, tunables.HARNESS_CONFIG_CAP_BYTES)
     if text is None:
         return None, None, []
     doc = harness.parse_object(path, text)
@@ -88,7 +88,7 @@ def hooks_without_ours(path: Path, *, added: list[str], created: bool) -> tuple[
 def _load_toml(path: Path) -> tuple[str | None, Any]:
     import tomlkit
 
-    text = harness.read_config(path, limits.MCP_CONFIG_CAP_BYTES)
+    text = harness.read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
     return text, tomlkit.parse(text or "")
 
 
@@ -233,7 +233,7 @@ def mcp_without_ours(
             del doc[table]
         after = tomlkit.dumps(doc)
         return text, None if created and not after.strip() else after
-    text = harness.read_config(path, limits.MCP_CONFIG_CAP_BYTES)
+    text = harness.read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
     if text is None:
         return None, None
     obj = harness.parse_object(path, text)

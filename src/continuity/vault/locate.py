@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from continuity import limits
+from continuity import tunables
 from continuity.errors import InputRejected, NotConnected
 from continuity.vault import layout
 
@@ -51,7 +51,7 @@ def neighbours(path: Path) -> list[Path]:
         with os.scandir(nearest) as entries:
             names = []
             for count, entry in enumerate(entries):
-                if count >= limits.INIT_NEIGHBOUR_SCAN_MAX_ENTRIES:
+                if count >= tunables.INIT_NEIGHBOUR_SCAN_MAX_ENTRIES:
                     break
                 if entry.is_dir(follow_symlinks=False):
                     names.append(entry.name)

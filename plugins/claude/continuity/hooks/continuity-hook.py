@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "1250d3e561b596ac44588d2812a8729b814210a515c7c42ae02c815c9e32ab91"
+STARTUP_SCRIPT_SHA256 = "eff79d5159f3d5e67bb776c9c987830a8abb596630f5a3bd07314e6f126234e4"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
