@@ -27,7 +27,7 @@ from secret_corpus import checksummed, j, rs
 
 from continuity.gate import assignments, formats, rules
 from continuity.gate.secrets import scan_text
-from continuity.limits import (
+from continuity.tunables import (
     SECRET_GATE_MAX_CLEAN_FALSE_POSITIVE_PERCENT,
     SECRET_GATE_MAX_FALSE_POSITIVE_PERCENT,
     SECRET_GATE_MIN_BLIND_RECALL_PERCENT,

@@ -13,7 +13,7 @@ import pytest
 import secret_formats as formats
 
 from continuity.gate.secrets import scan_text
-from continuity.limits import (
+from continuity.tunables import (
     SECRET_GATE_MAX_FALSE_POSITIVE_PERCENT,
     SECRET_GATE_MIN_HARD_NEGATIVES,
     SECRET_GATE_MIN_RECALL_PERCENT,
