@@ -90,7 +90,7 @@ PINNED_MODULES = {
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
-    "continuity/local/made.py": "132268a14b995201a5db2d395ebdb6dd09ce0bc0f5dca50053a5e2dee8ae8ee2",
+    "continuity/local/made.py": "a494f474c965ccf678a3be79664bd5907f8dd8a308544f3b2cc006b16c37cfd6",
     "continuity/local/repo.py": "3c34b245df698a779854a3ec8c462ca35492cb615d420b08902a5db828238862",
     "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
     "continuity/memory/__init__.py": "47721b6044a3df26cfc75613e45592098925f27d150dde081f713345e3f6da56",

@@ -40,22 +40,31 @@ def record_path(kind: str, path: str | os.PathLike[str]) -> str:
     return os.path.join(userdirs.state_dir(), "made", kind, key)
 
 
-def recalled(kind: str, path: str | os.PathLike[str]) -> str | None:
-    """The value recorded when this computer made the file at `path`, or None."""
+def _read_small(path: str | os.PathLike[str], cap: int) -> bytes | None:
+    """A regular file's bytes (never through a link), or None when it is not one within `cap` bytes."""
     try:
-        fd = os.open(record_path(kind, path), os.O_RDONLY | _NOFOLLOW)
+        fd = os.open(os.fspath(path), os.O_RDONLY | _NOFOLLOW)
     except OSError:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > RECORD_CAP_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
             return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            doc = json.loads(handle.read(RECORD_CAP_BYTES + 1))
-    except (OSError, ValueError):
+            return handle.read(cap + 1)
+    except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def recalled(kind: str, path: str | os.PathLike[str]) -> str | None:
+    """The value recorded when this computer made the file at `path`, or None."""
+    data = _read_small(record_path(kind, path), RECORD_CAP_BYTES)
+    try:
+        doc = json.loads(data) if data is not None else None
+    except ValueError:
+        return None
     if not isinstance(doc, dict) or doc.get("version") != 1 or doc.get("path") != real(path):
         return None
     value = doc.get("value")
@@ -96,18 +105,8 @@ def forget(kind: str, path: str | os.PathLike[str]) -> None:
 
 def file_digest(path: str | os.PathLike[str], cap: int) -> str | None:
     """SHA-256 of a regular file's bytes (never through a link), or None when it is not one within `cap`."""
-    try:
-        fd = os.open(os.fspath(path), os.O_RDONLY | _NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return hashlib.sha256(handle.read(cap + 1)).hexdigest()
-    finally:
-        os.close(fd)
+    data = _read_small(path, cap)
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def tracked(repo: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:

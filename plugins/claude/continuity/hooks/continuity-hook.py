@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "eff79d5159f3d5e67bb776c9c987830a8abb596630f5a3bd07314e6f126234e4"
+STARTUP_SCRIPT_SHA256 = "2617b562631b9fcb2d79e5d8338e30deb2883f021b9d1f40a41e2bb074de54ee"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
