@@ -61,7 +61,7 @@ PINNED_MODULES = {
     "continuity/characters.py": "1262423198152696c5739fdb89dde2476cd54cd96416fa04882d357f2d80ec8d",
     "continuity/errors.py": "e9ad89c97fe2f134aaa6ac2ddfbe5f5e33d16b58ef5983a5688da5c1e38e591c",
     "continuity/gate/__init__.py": "ac8bf8f84e6cdc418508f64d2eadb1116a769d50420c41903c6d46202272fa59",
-    "continuity/gate/assignments.py": "16710b6de15da4387cde16244c57b93426118955b0dd3557f71b08bee5da9f9d",
+    "continuity/gate/assignments.py": "c4e256affaf4623b7781126c33e1f6d92e46f10439a3bb8a91b7fac61140a8cb",
     "continuity/gate/context.py": "1fe01ea95b6f13bb66421e94b6e021fdf42fce0475444d5dad906773d4644238",
     "continuity/gate/detectsecrets.py": "e9bf4cb9f12afcce61d98ea60c8e43a0c40994918754d385b547a3a170b27b7b",
     "continuity/gate/doc.py": "2b2a5823da4c3609f369f76c5733b3bafb2c0f6b4ffd4ff88bf3835cfdf5d6d8",

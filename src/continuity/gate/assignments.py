@@ -146,6 +146,12 @@ _ANNOTATED_TAIL = (
 )
 
 
+def _opens_arguments(text: str, begin: int) -> bool:
+    """Whether the name at `begin` is the first argument of a call or tuple: `(` just before it."""
+    before = text[max(0, begin - 8) : begin].rstrip("\"'` \t")
+    return before.endswith("(")
+
+
 def _assigned_after(text: str, begin: int, end: int, flag: bool) -> tuple[str, bool, int] | None:
     """(value, was it quoted, where it ends) when an assignment operator follows a name at `end`.
 
@@ -163,8 +169,10 @@ def _assigned_after(text: str, begin: int, end: int, flag: bool) -> tuple[str, b
         match = match if match and match.group("q") else None
     if match and match.groupdict().get("op") not in ("==", "!="):
         value, quoted = _value_of(match)
-        if match.groupdict().get("op") == "," and not quoted:
-            return None  # `("NAME", "value")` is an argument list only with a quoted value
+        if match.groupdict().get("op") == "," and (not quoted or not _opens_arguments(text, begin)):
+            # `("NAME", "value")` is an argument list only with a quoted value, and only when the name
+            # is its first argument: in `tags: ["secrets", "1password"]` the strings are list items
+            return None
         return value, quoted, match.end()
     if flag:
         match = rx(_FLAG_TAIL).match(text, end)

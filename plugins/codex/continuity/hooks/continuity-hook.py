@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "2617b562631b9fcb2d79e5d8338e30deb2883f021b9d1f40a41e2bb074de54ee"
+STARTUP_SCRIPT_SHA256 = "fe6fd451d18efae3a85debaca7c084a8daea6f97ca918a7038d8bbad79ed6aa2"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
