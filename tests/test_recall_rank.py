@@ -166,6 +166,9 @@ def test_a_note_of_the_work_at_hand_scores_the_local_bonus_more(vault: Path) -> 
     assert scores["device"] == pytest.approx(scores["everywhere"] * bonus)
     assert scores["other"] == pytest.approx(scores["everywhere"])  # another project's note: no bonus
     assert local_scores(vault, "elsewhere", "retry", "budget")["project"] == pytest.approx(scores["everywhere"])
+    # The bonus follows the project the note names: in the project it now names, it has it.
+    note(vault, "project", "Retry budget: five tries, then give up.", scope="project", project="elsewhere")
+    assert local_scores(vault, "elsewhere", "retry", "budget")["project"] == pytest.approx(scores["project"])
 
 
 def test_a_project_note_outranks_a_slightly_better_note_that_holds_everywhere(

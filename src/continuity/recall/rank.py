@@ -65,10 +65,7 @@ _HOLDS = "SELECT 1 FROM stem WHERE stem MATCH ? AND rowid = ?"
 # note's context, not its topic.
 _IMPLIED_WEIGHT = tunables.RECALL_BM25_WEIGHTS[4]
 # Which of some rowids are of the work at hand (`local_among`); the marks are `?` only, all bound.
-_LOCAL = (
-    "SELECT rowid FROM notes WHERE rowid IN ({marks}) AND (project = ?"
-    " OR (scope = 'device' AND device = ?) OR substr(path, 1, ?) = ?)"
-)
+_LOCAL = "SELECT rowid FROM owner WHERE rowid IN ({marks}) AND (project = ? OR device = ?)"
 _LOOKUP_CHUNK = 500  # bound parameters a statement: well under SQLite's oldest limit (999)
 _LOCAL_CHUNK = 16  # notes asked about at once for the local bonus: a few more than a caller usually reads
 
@@ -129,15 +126,14 @@ def _look(
 
 def local_among(db: sqlite3.Connection, rowids: Collection[int], project: str, device: str) -> set[int]:
     """Which of `rowids` (the index's notes) are of the work at hand: of `project` (any scope), or of
-    this device (its own notes folder, and `scope: device` notes of it). Looked up by rowid, so the
-    cost follows the notes ranked, not the size of the project."""
-    prefix = f"50-devices/{device}/notes/"
+    this device (its own notes folder, and `scope: device` notes of it). Looked up by rowid in the
+    index's small `owner` table, so the cost follows the notes ranked, not the size of the project."""
     found: set[int] = set()
     ordered = list(rowids)
     for start in range(0, len(ordered), _LOOKUP_CHUNK):
         chunk = ordered[start : start + _LOOKUP_CHUNK]
         sql = _LOCAL.format(marks=", ".join("?" * len(chunk)))
-        found.update(row[0] for row in db.execute(sql, (*chunk, project, device, len(prefix), prefix)))
+        found.update(row[0] for row in db.execute(sql, (*chunk, project, device)))
     return found
 
 
