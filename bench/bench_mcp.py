@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import os
 import platform
 import shutil
@@ -71,11 +72,17 @@ def median_ms(action: Callable[[], object], repeat: int, warmup: int = 1) -> flo
 
 
 def checkout(work: Path, vault: Path) -> Path:
-    """A git checkout whose `.agent-vault` names the vault, as `lifecycle init` leaves it."""
+    """A git checkout whose `.agent-vault` names the vault, as `lifecycle init` leaves it: written, and
+    recorded as this computer's own (`local.made`, in the bench's own state folder), without which
+    discovery never uses a checkout's connection."""
+    from continuity.local import made
+
     repo = work / f"checkout-{vault.name}"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / ".agent-vault").write_text(render_connection(vault, DEVICE, PROJECT, None), encoding="utf-8")
+    file = repo / ".agent-vault"
+    file.write_text(render_connection(vault, DEVICE, PROJECT, None), encoding="utf-8")
+    made.remember(made.CONNECTION, file, hashlib.sha256(file.read_bytes()).hexdigest())
     return repo
 
 

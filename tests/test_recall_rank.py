@@ -4,6 +4,7 @@ names, the floor that returns nothing when nothing fits, and the newest of near-
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,55 @@ def test_near_equals_put_the_newest_first(vault: Path) -> None:
     assert ids(vault, "node", "builds") == ["new", "old"]
 
 
+def local_scores(root: Path, project: str, *terms: str) -> dict[str, float]:
+    from continuity.recall import index as recall_index, rank as recall_rank
+
+    index = recall_index.open_index(root, DEVICE, use_file=False)
+    try:
+        index.refresh()
+        names = dict(index.db.execute("SELECT rowid, note_id FROM notes"))
+        ranked = recall_rank.rank(
+            index.db,
+            recall_text.parse_terms(list(terms)),
+            [],
+            frozenset(),
+            lambda rowids: recall_rank.local_among(index.db, rowids, project, DEVICE),
+        )
+        return {names[rowid]: score for rowid, score, _coverage in ranked}
+    finally:
+        index.close()
+
+
+def test_a_note_of_the_work_at_hand_scores_the_local_bonus_more(vault: Path) -> None:
+    note(vault, "everywhere", "Retry budget: five tries, then give up.")
+    note(vault, "project", "Retry budget: five tries, then give up.", scope="project", project=PROJECT)
+    note(vault, "other", "Retry budget: five tries, then give up.", scope="project", project="elsewhere")
+    note(vault, "device", "Retry budget: five tries, then give up.", folder=f"50-devices/{DEVICE}/notes")
+    scores = local_scores(vault, PROJECT, "retry", "budget")
+    bonus = 1 + tunables.RECALL_LOCAL_BONUS_PERCENT / 100
+    assert scores["project"] == pytest.approx(scores["everywhere"] * bonus)
+    assert scores["device"] == pytest.approx(scores["everywhere"] * bonus)
+    assert scores["other"] == pytest.approx(scores["everywhere"])  # another project's note: no bonus
+    assert local_scores(vault, "elsewhere", "retry", "budget")["project"] == pytest.approx(scores["everywhere"])
+    # The bonus follows the project the note names: in the project it now names, it has it.
+    note(vault, "project", "Retry budget: five tries, then give up.", scope="project", project="elsewhere")
+    assert local_scores(vault, "elsewhere", "retry", "budget")["project"] == pytest.approx(scores["project"])
+
+
+def test_a_project_note_outranks_a_slightly_better_note_that_holds_everywhere(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from continuity.recall import rank as recall_rank
+
+    note(vault, "everywhere", "The retry budget is five tries.", created="2025-05-01T00:00:00Z")
+    text = "The retry budget is five tries per run."
+    note(vault, "project", text, scope="project", project=PROJECT, created="2025-01-01T00:00:00Z")
+    assert ids(vault, "retry", "budget") == ["project", "everywhere"]
+    monkeypatch.setattr(recall_rank, "_off", {"local"})
+    # Without the bonus, the shorter and newer note that holds everywhere comes first.
+    assert ids(vault, "retry", "budget") == ["everywhere", "project"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=6))
 def test_any_words_are_searched_as_text(words: list[str]) -> None:
@@ -147,3 +197,29 @@ def test_any_words_are_searched_as_text(words: list[str]) -> None:
     assert all(t.alternatives for t in merged)
     for term in merged:
         assert recall_text.match_expression([term]).startswith(("(", '"'))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 400), st.floats(0.01, 100.0)), max_size=60, unique_by=lambda item: item[0]),
+    st.sets(st.integers(1, 400)),
+)
+def test_the_local_bonus_reorders_exactly_as_a_full_sort_would(pairs: list[tuple[int, float]], near: set[int]) -> None:
+    # The bonus is applied lazily, a few notes at a time; the order must be the one a sort of every
+    # note's bonus-adjusted score gives (best first, lowest rowid on ties).
+    from continuity.recall import rank as recall_rank
+
+    ranked = sorted(pairs, key=lambda item: (-item[1], item[0]))
+    bonus = 1 + tunables.RECALL_LOCAL_BONUS_PERCENT / 100
+    expected = sorted(
+        ((rowid, score * bonus if rowid in near else score) for rowid, score in ranked),
+        key=lambda item: (-item[1], item[0]),
+    )
+    asked: list[int] = []
+
+    def local(rowids: Collection[int]) -> set[int]:
+        asked.extend(rowids)
+        return {rowid for rowid in rowids if rowid in near}
+
+    assert list(recall_rank._with_bonus(ranked, local)) == expected
+    assert sorted(asked) == sorted(rowid for rowid, _score in ranked)  # each note asked about once

@@ -81,6 +81,9 @@ RECALL_MIN_NOTE_COVERAGE_PERCENT = 15
 RECALL_FLOOR_MIN_NOTES = 50
 # Notes whose scores are within this share of a better one's are near-equals: the newest comes first.
 RECALL_NEAR_EQUAL_PERCENT = 10
+# A note of the project the query is made in, or of this device, scores this much more than a note that
+# holds everywhere with the same words: what the person meant is more often the note of the work at hand.
+RECALL_LOCAL_BONUS_PERCENT = 25
 # SQLite ranks the matches and hands over this many first; the rest only when recall reads that far.
 RECALL_RANKED_CANDIDATES = 200
 

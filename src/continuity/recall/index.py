@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # only the server holds a watcher: the command line never imp
     from continuity.recall.rank import Ranked
     from continuity.recall.watch import Watcher
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FIELDS = ("id", "aliases", "tags", "title", "body", "parts")
 _COLUMNS = (
     "path, size, mtime_ns, ctime_ns, sha256, state, note_id, created, verified, revalidate_by, scope, "
@@ -66,6 +66,9 @@ _SCHEMA = (
     "CREATE INDEX listing ON notes(path, size, mtime_ns, ctime_ns, sha256)",
     # The notes recall could not search are named at every recall: found without reading the rest.
     "CREATE INDEX unsearched ON notes(state, path)",
+    # Whose each searchable note is (its project; the device of its folder or `scope: device`), in rows
+    # small enough that the ranking's look-up by rowid reads few pages (recall/rank.py's local bonus).
+    "CREATE TABLE owner(rowid INTEGER PRIMARY KEY, project TEXT, device TEXT)",
     # Tokens arrive normalized and space-separated (recall_text); unicode61 only splits them, and the
     # Porter stemmer reduces each to its stem (recall/rank.py).
     "CREATE VIRTUAL TABLE stem USING fts5(id, aliases, tags, title, body, parts,"
@@ -194,6 +197,7 @@ class Index:
 
     def _delete(self, rowid: int) -> None:
         self.db.execute("DELETE FROM stem WHERE rowid = ?", (rowid,))
+        self.db.execute("DELETE FROM owner WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM notes WHERE rowid = ?", (rowid,))
 
     def _insert(self, row: Row) -> None:
@@ -220,6 +224,12 @@ class Index:
         )
         if row.fields is not None:
             self.db.execute(_INSERT_STEM, (cursor.lastrowid, *row.fields))
+            folder = row.path.split("/")  # 50-devices/<device>/notes/…: that device's own note
+            mine = folder[1] if folder[0] == "50-devices" and len(folder) > 3 and folder[2] == "notes" else None
+            device = row.device if row.scope == "device" else mine
+            self.db.execute(
+                "INSERT INTO owner(rowid, project, device) VALUES (?, ?, ?)", (cursor.lastrowid, row.project, device)
+            )
 
     def device_rows(self, device: str) -> frozenset[int]:
         """The searchable notes of this device: its own notes folder, and `scope: device` notes of it."""
@@ -278,7 +288,7 @@ def _newest_first(hits: list[Hit]) -> list[Hit]:
     return hits
 
 
-_DROP = tuple(f"DROP TABLE IF EXISTS {table}" for table in ("fts", "stem", "notes", "meta"))  # fts: schema 2
+_DROP = tuple(f"DROP TABLE IF EXISTS {table}" for table in ("fts", "stem", "owner", "notes", "meta"))  # fts: schema 2
 
 
 def stamp(root: Path) -> str:

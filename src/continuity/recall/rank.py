@@ -16,6 +16,13 @@ Which terms count:
 - a status code and its reason phrase are one term (`concepts.with_http_status`), and a term that
   names this computer (`concepts.device_names`) matches its notes as if they carried the name.
 
+The work at hand. A note of the project the query is made in (any scope), or of this device (its
+notes folder, `scope: device`), scores `RECALL_LOCAL_BONUS_PERCENT` more than a note with the same
+words that holds everywhere: a task in a project means that project's notes first, and a general
+lesson still wins when it fits the words clearly better. Only the ranked candidates are looked up
+(SQLite's best `RECALL_RANKED_CANDIDATES` first), so the cost does not grow with the project. The
+floor below is unaffected: it reads which terms a note holds, not its score.
+
 The floor. A term's weight is its inverse document frequency, a term that no note holds weighing
 most. A note's coverage is the share of the query's weight that it matches. When none of the first
 `RECALL_DEFAULT_LIMIT` notes a query can see reaches `RECALL_MIN_COVERAGE_PERCENT`, nothing is
@@ -31,9 +38,10 @@ one contributes; recall itself always runs with all of them.
 
 from __future__ import annotations
 
+import heapq
 import math
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from continuity import tunables
@@ -43,7 +51,7 @@ from continuity.recall.terms import Term, match_expression
 if TYPE_CHECKING:
     from continuity.recall.index import Hit
 
-FEATURES = ("function_words", "device", "http", "floor", "recency")
+FEATURES = ("function_words", "device", "http", "floor", "recency", "local")
 _off: set[str] = set()
 Ranked = tuple[int, float, float]  # rowid, score, coverage (the share of the query's weight it matches)
 
@@ -56,6 +64,10 @@ _HOLDS = "SELECT 1 FROM stem WHERE stem MATCH ? AND rowid = ?"
 # A note of this device matches a name of the device as if the name were in its body: it is the
 # note's context, not its topic.
 _IMPLIED_WEIGHT = tunables.RECALL_BM25_WEIGHTS[4]
+# Which of some rowids are of the work at hand (`local_among`); the marks are `?` only, all bound.
+_LOCAL = "SELECT rowid FROM owner WHERE rowid IN ({marks}) AND (project = ? OR device = ?)"
+_LOOKUP_CHUNK = 500  # bound parameters a statement: well under SQLite's oldest limit (999)
+_LOCAL_CHUNK = 16  # notes asked about at once for the local bonus: a few more than a caller usually reads
 
 
 def switch_off(names: Sequence[str]) -> None:
@@ -112,13 +124,54 @@ def _look(
     return kept
 
 
+def local_among(db: sqlite3.Connection, rowids: Collection[int], project: str, device: str) -> set[int]:
+    """Which of `rowids` (the index's notes) are of the work at hand: of `project` (any scope), or of
+    this device (its own notes folder, and `scope: device` notes of it). Looked up by rowid in the
+    index's small `owner` table, so the cost follows the notes ranked, not the size of the project."""
+    found: set[int] = set()
+    ordered = list(rowids)
+    for start in range(0, len(ordered), _LOOKUP_CHUNK):
+        chunk = ordered[start : start + _LOOKUP_CHUNK]
+        sql = _LOCAL.format(marks=", ".join("?" * len(chunk)))
+        found.update(row[0] for row in db.execute(sql, (*chunk, project, device)))
+    return found
+
+
+def _with_bonus(
+    ranked: list[tuple[int, float]], local: Callable[[Collection[int]], set[int]]
+) -> Iterator[tuple[int, float]]:
+    """`ranked` (best score first) in the order of their scores with the local bonus, asking `local`
+    about only as many notes as the caller reads, a few at a time: a note not yet asked about scores at
+    most its own score times the bonus, so a note whose bonus-adjusted score passes that is in place."""
+    bonus = 1.0 + tunables.RECALL_LOCAL_BONUS_PERCENT / 100
+    ready: list[tuple[float, int]] = []  # (-score, rowid): the heap pops the best, lowest rowid on ties
+    at = 0
+    while at < len(ranked) or ready:
+        bound = ranked[at][1] * bonus if at < len(ranked) else -math.inf
+        if ready and -ready[0][0] > bound:
+            negative, rowid = heapq.heappop(ready)
+            yield rowid, -negative
+            continue
+        chunk = ranked[at : at + _LOCAL_CHUNK]
+        at += len(chunk)
+        near = local([rowid for rowid, _score in chunk])
+        for rowid, score in chunk:
+            heapq.heappush(ready, (-(score * bonus if rowid in near else score), rowid))
+
+
 def rank(
-    db: sqlite3.Connection, terms: Sequence[Term], device_terms: Sequence[int], device_rows: frozenset[int]
+    db: sqlite3.Connection,
+    terms: Sequence[Term],
+    device_terms: Sequence[int],
+    device_rows: frozenset[int],
+    local: Callable[[Collection[int]], set[int]] | None = None,
 ) -> Iterator[Ranked]:
     """(rowid, score, coverage) of every matching note, best first (rowid breaks exact ties).
 
     SQLite scores the query (every counted term OR-ed: BM25 sums over them) and hands over the best
-    `RECALL_RANKED_CANDIDATES` first; the rest only when a caller reads that far."""
+    `RECALL_RANKED_CANDIDATES` first; the rest only when a caller reads that far. A note that `local`
+    says is of the work at hand (the query's project or this device: `local_among`) scores
+    `RECALL_LOCAL_BONUS_PERCENT` more."""
     total = db.execute("SELECT count(*) FROM stem_docsize").fetchone()[0]
     looked = _look(db, terms, device_terms, device_rows, total) if total else []
     if not looked:
@@ -134,14 +187,12 @@ def rank(
         for item, weight in zip(looked, weights, strict=True):
             for rowid in item.implied:  # matched by naming this device: as if the name were in its body
                 scores[rowid] = scores.get(rowid, 0.0) + _IMPLIED_WEIGHT * weight
-        ranked: list[Ranked] = []
-        for rowid, score in scores.items():
-            if rowid in seen:
-                continue
-            seen.add(rowid)
-            ranked.append((rowid, score, 1.0))
+        ranked = [(rowid, score) for rowid, score in scores.items() if rowid not in seen]
+        seen.update(rowid for rowid, _score in ranked)
         ranked.sort(key=lambda item: (-item[1], item[0]))
-        for rowid, score, _unknown in ranked:  # coverage costs a lookup a term: only for notes read
+        boosted = local is not None and enabled("local") and tunables.RECALL_LOCAL_BONUS_PERCENT > 0
+        ordered = _with_bonus(ranked, local) if boosted and local is not None else iter(ranked)
+        for rowid, score in ordered:  # coverage costs a lookup a term: only for notes read
             covered = sum(weight for item, weight in zip(looked, weights, strict=True) if _holds(db, item, rowid))
             yield (rowid, score, covered / weight_total if weight_total else 1.0)
         if full:

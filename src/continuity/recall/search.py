@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -242,13 +242,17 @@ def _choose(
     index: Index, query: _Query, project: str, device: str, limit: int, allowance: int, today: dt.date
 ) -> _Chosen | str:
     """Walk the ranking: the chosen notes, or the path of a note whose bytes changed under us."""
-    from continuity.recall.rank import gated, rank
+    from continuity.recall.rank import gated, local_among, rank
 
     results: list[Result] = []
     skipped: list[Skipped] = []
     used = 0
     device_rows = index.device_rows(device) if query.device_terms else frozenset()
-    hits = index.search(rank(index.db, query.terms, query.device_terms, device_rows), project, device)
+
+    def local(rowids: Collection[int]) -> set[int]:
+        return local_among(index.db, rowids, project, device)
+
+    hits = index.search(rank(index.db, query.terms, query.device_terms, device_rows, local), project, device)
     try:
         for hit in gated(hits):
             if hit.state == "secret":
