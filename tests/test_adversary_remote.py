@@ -131,7 +131,12 @@ def test_no_byte_insertion_or_encoding_hides_a_secret(
     for byte, at in around:
         data = data[: cuts[at]] + bytes([byte]) + data[cuts[at] :]
     verdict = commit.judge("40-documents/upload.txt", data)
-    assert verdict is not None and verdict.reason == "secret", verdict
+    # Held either way. A long note stays text whatever is wedged in, so the secret is named; in a note
+    # of a few dozen bytes, a dozen bytes that are no character may make it read as binary, which is
+    # held as well (a binary leaves only as an original the person preserved).
+    assert verdict is not None and verdict.reason in ("secret", "binary"), verdict
+    if padding:
+        assert verdict.reason == "secret", verdict
 
 
 def test_binary_noise_is_not_text_and_costs_little() -> None:
