@@ -54,7 +54,7 @@ PINNED_MODULES = {
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
     "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
-    "continuity/local/made.py": "a494f474c965ccf678a3be79664bd5907f8dd8a308544f3b2cc006b16c37cfd6",
+    "continuity/local/made.py": "244792095427ccdfa3400d16774bd295cc3407724ce1edd70c3d06eb9f821c58",
     "continuity/local/repo.py": "3c34b245df698a779854a3ec8c462ca35492cb615d420b08902a5db828238862",
     "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
     "continuity/outbox/__init__.py": "ea5adde80918c1bde8e81df48e675bd870b580eeb3f5aee8db1c1ab4788dbcda",
@@ -65,7 +65,7 @@ PINNED_MODULES = {
     "continuity/store/__init__.py": "a2463505c6daf17ae652450a61730e5f17d27e6287a1cd6a6c2b4250c2e6f697",
     "continuity/store/atomic.py": "76de5b4e2c6efb5b6f9b5d76be3cdc70729d576ceaf48c9253aaf7f891737768",
     "continuity/vault/__init__.py": "1b42f948582f910972d0d2a22aa0147a8b7cc619e7c1ab694f45fb11a5522fac",
-    "continuity/vault/access.py": "6bac32f06a9131f0e71e3655bf4c16bd984990956ad3606a1cc22cfd2a93174f",
+    "continuity/vault/access.py": "dfb66432458858206a1f6fa210227fd9dabb9a6b86f3e30e129133b294a4cd85",
     "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
 }
 # END PINNED MODULES

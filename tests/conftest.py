@@ -25,6 +25,10 @@ def _point_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     for name, sub in XDG_FOLDERS:
         monkeypatch.setenv(name, str(home / sub))
+    # The harnesses' own folders then default to this home (~/.codex, ~/.claude); a test that needs
+    # them elsewhere sets them itself, so the person's real ones are never read.
+    for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -42,6 +42,7 @@ them (`≮` is `<` with a combining long solidus). The escaping treats each as t
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 Ranges = tuple[tuple[int, int], ...]
@@ -121,17 +122,10 @@ def default_ignorable(ch: str) -> bool:
     return unicodedata.category(ch) == "Cf" and not in_ranges(code, _NOT_IGNORABLE)
 
 
-_hidden_cache: dict[str, bool] = {}
-
-
+@functools.lru_cache(maxsize=65536)
 def hidden(ch: str) -> bool:
     """Invisible: default-ignorable, or Cc, Cf, Cs, Co, Cn (tab, line feed and carriage return excepted)."""
-    found = _hidden_cache.get(ch)
-    if found is None:
-        found = ch not in _KEPT and (unicodedata.category(ch) in _HIDDEN_CATEGORIES or default_ignorable(ch))
-        if len(_hidden_cache) < 65536:
-            _hidden_cache[ch] = found
-    return found
+    return ch not in _KEPT and (unicodedata.category(ch) in _HIDDEN_CATEGORIES or default_ignorable(ch))
 
 
 def is_mark(ch: str) -> bool:

@@ -37,6 +37,9 @@ HANDOFF_MAX_NEXT_ACTIONS = 3
 HANDOFF_MIN_NEXT_ACTIONS = 1
 # A lease file is a few hundred bytes of JSON; anything larger is not one.
 LEASE_FILE_CAP_BYTES = 4 * KIB
+# One device's record of writes made under another's lease: up to 200 overlaps (OVERLAPS_KEPT) of a few
+# hundred bytes each, and the ids it marked reviewed.
+OVERLAPS_RECORD_CAP_BYTES = 256 * KIB
 LEASE_TASK_MAX_CHARS = 200
 # A device whose lease another removed (`release --force`) is told so in `lease status` and doctor for
 # this long, unless it takes a lease again; each remover's record keeps its latest removals only.

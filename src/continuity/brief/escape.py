@@ -25,15 +25,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from continuity.characters import LESS_THAN_LOOKALIKES, SLASH_LOOKALIKES, hidden, loose_mark
+from continuity.characters import LESS_THAN_LOOKALIKES, SLASH_LOOKALIKES, hidden, loose_mark, plain
 from continuity.vault.notes import normalize_newlines
 
 SAFE_OPENER = "\u2039"  # ‹
-_LOOKALIKE_BRACKETS = LESS_THAN_LOOKALIKES
 _OPENER = (
     r"(?:<|&(?:amp;)*(?:lt|#0*60|#x0*3c);?|%(?:25)*3c|\\u0*3c|\\u\{0*3c\}|\\x3c|\\074"
     + "|["
-    + _LOOKALIKE_BRACKETS
+    + LESS_THAN_LOOKALIKES
     + "])"
 )
 # A slash, also URL-, entity- and JS-encoded (`%3C%2Fsource`, `&lt;&#47;source`, `\u003c\u002fsource`).
@@ -75,7 +74,7 @@ def show_hidden(text: str) -> str:
     """Replace runs of invisible characters and loose combining marks with visible `[U+XXXX]` markers."""
     out: list[str] = []
     for line in text.split("\n"):
-        if line.isascii() and line.replace("\t", " ").isprintable():
+        if plain(line):
             out.append(line)
             continue
         pieces: list[str] = []

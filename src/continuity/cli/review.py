@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.common import JsonOption, emit, emit_json, warn
+from continuity.errors import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
     from continuity.health.doctor import Context
@@ -46,7 +47,6 @@ HELP = {
     "merge": "merge the two sides in $VISUAL/$EDITOR; the copy is archived",
     "open": "open it in $VISUAL/$EDITOR and fix what holds it back",
 }
-STOP_EXIT = 130  # errors.EXIT_INTERRUPTED: Ctrl-C, as shells report it
 
 
 def _sync_held(ctx: WriteContext) -> tuple[tuple[str, str], ...]:
@@ -102,7 +102,7 @@ def review(
         emit("")
         left = len(gather(ctx))  # counted again: what was done is done, whatever was skipped still waits
         warn(f"lifecycle: stopped: nothing was lost; {left} item(s) still wait ('lifecycle review')")
-        raise typer.Exit(STOP_EXIT) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 @contextlib.contextmanager

@@ -157,11 +157,13 @@ def text_readings(data: bytes) -> list[str]:
     if strict is not None:
         texts.append(strict)  # valid UTF-8 with NULs: the gate drops them (`as_shown`); wide readings too
     else:
-        replaced = data.decode("utf-8", "replace")
-        if _looks_like_text(replaced):
+        replaced, latin = data.decode("utf-8", "replace"), data.decode("latin-1")
+        latin_text = _looks_like_text(latin)
+        # Text in either reading is text: then the bytes that are no UTF-8 are also dropped, since bytes
+        # wedged into a token (read as Latin-1, one may be a no-break space that splits it) are the attack.
+        if latin_text or _looks_like_text(replaced):
             texts += [replaced, data.decode("utf-8", "ignore")]
-        latin = data.decode("latin-1")
-        if _looks_like_text(latin):
+        if latin_text:
             texts.append(latin)
     if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\0\0\xfe\xff")) or data.count(b"\0") * 8 >= len(data):
         for codec in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):

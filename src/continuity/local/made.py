@@ -20,8 +20,8 @@ import contextlib
 import hashlib
 import json
 import os
-import stat
 
+from continuity import safeio
 from continuity.local import userdirs
 
 CONNECTION = "connection"
@@ -43,19 +43,9 @@ def record_path(kind: str, path: str | os.PathLike[str]) -> str:
 def _read_small(path: str | os.PathLike[str], cap: int) -> bytes | None:
     """A regular file's bytes (never through a link), or None when it is not one within `cap` bytes."""
     try:
-        fd = os.open(os.fspath(path), os.O_RDONLY | _NOFOLLOW)
+        return safeio.read_regular(os.fspath(path), cap)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(cap + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def recalled(kind: str, path: str | os.PathLike[str]) -> str | None:

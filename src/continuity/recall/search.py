@@ -105,11 +105,12 @@ class Skipped:
 
 
 def shown_path(rel: str) -> str:
-    """A vault path as recall may print it: a file name that looks like a secret is withheld."""
-    from continuity.gate.secrets import withheld_name
+    """A vault path as recall may print it: the gate's one rule for every output (a file name that looks
+    like a secret is withheld). Imported when needed: the gate's import is not paid by a recall that
+    skips nothing."""
+    from continuity.gate.secrets import shown_path as gated
 
-    found = withheld_name(rel)
-    return rel if found is None else found[0]
+    return gated(rel)
 
 
 @dataclass(frozen=True)

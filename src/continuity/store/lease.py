@@ -269,16 +269,9 @@ def _shown_task(task: str) -> str:
 
 def read_leases(vault_root: Path) -> tuple[list[Lease], list[tuple[str, str]]]:
     """Every lease file this computer can see; unreadable or malformed ones come back as (rel, why)."""
-    folder = vault_root / layout.LEASES
     leases: list[Lease] = []
     invalid: list[tuple[str, str]] = []
-    try:
-        if folder.is_symlink() or not folder.is_dir():
-            return leases, invalid
-        names = sorted(entry.name for entry in os.scandir(folder))
-    except OSError:
-        return leases, invalid
-    for name in names:
+    for name in access.entry_names(vault_root, layout.LEASES):
         if name.startswith(".") or not name.endswith(LEASE_SUFFIX):
             continue  # temporary files and foreign debris
         rel = f"{layout.LEASES}/{name}"

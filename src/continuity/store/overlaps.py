@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,7 +107,7 @@ def find(device: str, entries: list[dict[str, Any]], leases: list[lease.Lease]) 
 
 def _read(vault: Path, rel: str) -> dict[str, Any] | None:
     try:
-        doc = json.loads(access.read_capped(vault, rel, tunables.LEASE_FILE_CAP_BYTES))
+        doc = json.loads(access.read_capped(vault, rel, tunables.OVERLAPS_RECORD_CAP_BYTES))
     except (NoteError, OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) and doc.get("version") == VERSION else None
@@ -135,16 +134,9 @@ def _overlap(doc: Any, device: str) -> Overlap | None:
 
 def read_all(vault: Path) -> tuple[list[Overlap], set[str]]:
     """Every overlap any device recorded, and every id any device marked reviewed."""
-    folder = vault / FOLDER
     found: list[Overlap] = []
     reviewed: set[str] = set()
-    try:
-        if folder.is_symlink() or not folder.is_dir():
-            return found, reviewed
-        names = sorted(entry.name for entry in os.scandir(folder))
-    except OSError:
-        return found, reviewed
-    for name in names:
+    for name in access.entry_names(vault, FOLDER):
         device = name.removesuffix(".json")
         if name.startswith(".") or not name.endswith(".json") or not is_valid_id(device):
             continue

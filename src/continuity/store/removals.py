@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -89,15 +88,8 @@ def _read(root: Path, rel: str) -> list[Removal]:
 
 
 def read_all(root: Path) -> list[Removal]:
-    folder = root / FOLDER
-    try:
-        if folder.is_symlink() or not folder.is_dir():
-            return []
-        names = sorted(entry.name for entry in os.scandir(folder))
-    except OSError:
-        return []
     out: list[Removal] = []
-    for name in names:
+    for name in access.entry_names(root, FOLDER):
         if not name.startswith(".") and name.endswith(".json"):
             out.extend(_read(root, f"{FOLDER}/{name}"))
     return out

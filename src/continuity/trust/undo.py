@@ -25,8 +25,6 @@ from typing import Any
 from continuity import tunables
 from continuity.trust import harness, mcpconfig
 
-CODEX_CONFIG = "config.toml"
-
 
 def render_like(doc: dict[str, Any], original: str | None) -> str:
     """`doc` as JSON in the style of `original` (its indentation, its final newline); new files as `harness`."""

@@ -80,6 +80,17 @@ def real_folder(root: Path, rel_dir: str) -> bool:
     return True
 
 
+def entry_names(root: Path, rel_dir: str) -> list[str]:
+    """The sorted names in the vault folder `rel_dir`; none when it is not a real folder (a link on the
+    way, absent) or cannot be listed. The device-record folders (leases, removals, overlaps) read this."""
+    if not real_folder(root, rel_dir):
+        return []
+    try:
+        return sorted(entry.name for entry in os.scandir(root / rel_dir))
+    except OSError:
+        return []
+
+
 def _other_links(fd: int, info: os.stat_result) -> bool:
     """Whether the file has names besides this one: a hard link reaches a file outside the vault (or
     another note) as a symbolic link would. `atomic.write_bytes` links its temporary file to a new

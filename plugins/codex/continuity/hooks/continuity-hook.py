@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "fe6fd451d18efae3a85debaca7c084a8daea6f97ca918a7038d8bbad79ed6aa2"
+STARTUP_SCRIPT_SHA256 = "7499cde249e50f1f98bd4526564546b1298d425778f5a3f3dd8f8537e1f45121"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
