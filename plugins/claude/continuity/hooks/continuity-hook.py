@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "7499cde249e50f1f98bd4526564546b1298d425778f5a3f3dd8f8537e1f45121"
+STARTUP_SCRIPT_SHA256 = "c64e971f6bad8e6016c7b1810a500d6843764a0f56c87e3deb858dab45ff4eab"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
