@@ -96,7 +96,7 @@ PINNED_MODULES = {
     "continuity/memory/__init__.py": "47721b6044a3df26cfc75613e45592098925f27d150dde081f713345e3f6da56",
     "continuity/memory/handoff.py": "49bf913f727690b86521472af55ad3b999c3c1b87d51776c89f51621f2b13362",
     "continuity/safeio.py": "c8a10a7e2d76e06381faca38cd2793debbbe00629a719bc0eeae0daad2a244de",
-    "continuity/vault/__init__.py": "1b42f948582f910972d0d2a22aa0147a8b7cc619e7c1ab694f45fb11a5522fac",
+    "continuity/vault/__init__.py": "29d74ea921e772288dfa5597a35ad4d814b98319e3034e66e5935e6ce0467e45",
     "continuity/vault/access.py": "32f8632da7608e9c222cd7f66b75648c3c684c8383a0889ba03130d22b7005bb",
     "continuity/vault/budget.py": "bd4a067781502979be1ddb1cefdda14c35a02ce06d42d40dbff425c834fe3ea0",
     "continuity/vault/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",

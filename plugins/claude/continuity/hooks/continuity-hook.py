@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "c64e971f6bad8e6016c7b1810a500d6843764a0f56c87e3deb858dab45ff4eab"
+STARTUP_SCRIPT_SHA256 = "29ae51d9759445f2f248421fe3197c1325daac4b59dc6915126bc2a9eb78bbc0"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
