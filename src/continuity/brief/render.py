@@ -172,7 +172,7 @@ def render(
     """The brief for validated sources; leaves whole sources out until it fits its ceilings."""
     current = tuple(sources)
     ceiling = CEILING_BYTES[event]
-    for name in (None, *(source.name for source in registry.left_out_order(event))):
+    for name in (None, *registry.names(registry.left_out_order(event))):
         if name is not None:
             current = tuple(
                 s._replace(

@@ -295,7 +295,7 @@ def validate(gathered: Gathered, memo: Memo | None = None) -> tuple[list[SourceV
     key = _memo_key("handoff", project, *listing)
     views[HANDOFF.name] = _view(memo, key, partial(_validate_handoff, gathered))
     # The total cap is checked on the raw sizes of the selected files, leaving out in ceiling order.
-    for name in (source.name for source in registry.left_out_order(gathered.event)):
+    for name in registry.names(registry.left_out_order(gathered.event)):
         total = sum(v.size or 0 for v in views.values() if v.included)
         if total <= limits.STARTUP_TOTAL_CAP_BYTES:
             break

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "29ae51d9759445f2f248421fe3197c1325daac4b59dc6915126bc2a9eb78bbc0"
+STARTUP_SCRIPT_SHA256 = "2d05327f0a757d78ca87544d2a4b52e376ff9781db86eccb082fc5482e52169c"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
