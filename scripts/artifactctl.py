@@ -64,9 +64,9 @@ PINNED_MODULES = {
     "continuity/safeio.py": "c8a10a7e2d76e06381faca38cd2793debbbe00629a719bc0eeae0daad2a244de",
     "continuity/store/__init__.py": "a2463505c6daf17ae652450a61730e5f17d27e6287a1cd6a6c2b4250c2e6f697",
     "continuity/store/atomic.py": "76de5b4e2c6efb5b6f9b5d76be3cdc70729d576ceaf48c9253aaf7f891737768",
-    "continuity/vault/__init__.py": "1b42f948582f910972d0d2a22aa0147a8b7cc619e7c1ab694f45fb11a5522fac",
-    "continuity/vault/access.py": "dfb66432458858206a1f6fa210227fd9dabb9a6b86f3e30e129133b294a4cd85",
-    "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
+    "continuity/vault/__init__.py": "29d74ea921e772288dfa5597a35ad4d814b98319e3034e66e5935e6ce0467e45",
+    "continuity/vault/access.py": "32f8632da7608e9c222cd7f66b75648c3c684c8383a0889ba03130d22b7005bb",
+    "continuity/vault/layout.py": "8782d44f7ee03906786733069c6eaf5c578c35bff00ad3fd04bb10539c073093",
 }
 # END PINNED MODULES
 

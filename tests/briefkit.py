@@ -26,6 +26,7 @@ from continuity import limits
 from continuity.brief import cache as startup_cache, render
 from continuity.brief.render import Brief
 from continuity.local import connection
+from continuity.vault import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "agent-startup-context.py"
@@ -376,7 +377,7 @@ class Case:
 
 
 def _all(**overrides: str | None) -> dict[str, str | None]:
-    base: dict[str, str | None] = dict.fromkeys(render.EVENT_SOURCES[SESSION])
+    base: dict[str, str | None] = dict.fromkeys(registry.names(registry.shown_in(SESSION)))
     base.update(overrides)
     return base
 

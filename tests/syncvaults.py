@@ -9,7 +9,7 @@ from pathlib import Path
 
 from continuity.store import onboard
 from continuity.sync import engine
-from continuity.vault import layout
+from continuity.vault import layout, registry
 
 FAKE_TOKEN_PREFIX = "AKIA"
 
@@ -30,7 +30,7 @@ def new_vault(path: Path, device: str) -> Path:
     onboard.copy_template(onboard.resource_dir("vault-template"), path)
     for rel in (*layout.ALL_DIRS, layout.device_dir(device) + "/notes"):
         (path / rel).mkdir(parents=True, exist_ok=True)
-    (path / layout.device_profile(device)).write_text(
+    (path / registry.DEVICE.at(device=device)).write_text(
         f"---\ntype: device\ndevice: {device}\n---\n## Brief\nThe {device} computer.\n"
     )
     return path
@@ -62,7 +62,7 @@ def devices(tmp_path: Path, count: int) -> tuple[Path, list[Device]]:
         engine.clone(str(remote), vault, name)
         (vault / layout.device_dir(name) / "notes").mkdir(parents=True, exist_ok=True)
         device = Device(name, vault)
-        device.write(layout.device_profile(name), f"---\ntype: device\ndevice: {name}\n---\n## Brief\n{name}\n")
+        device.write(registry.DEVICE.at(device=name), f"---\ntype: device\ndevice: {name}\n---\n## Brief\n{name}\n")
         device.sync()
         out.append(device)
     return remote, out

@@ -51,7 +51,11 @@ from continuity import limits
 from continuity.brief import build, render, sources
 from continuity.cli import app
 from continuity.memory import handoff
+from continuity.vault import registry
 
+# Each event's sources, in the brief's order and in the order they are left out under a ceiling.
+SHOWN = {event: registry.names(registry.shown_in(event)) for event in render.EVENTS}
+LEFT_OUT = {event: registry.names(registry.left_out_order(event)) for event in render.EVENTS}
 SOURCE_KEYS = {"name", "path", "bytes", "sha256", "included", "reason"}
 TOP_KEYS = {
     "version",
@@ -156,14 +160,14 @@ def test_brief_section_any_case_and_until_next_level_two(vault: Path) -> None:
 
 @pytest.mark.parametrize("name", ["soul", "preferences", "project", "device"])
 def test_each_oversized_source_is_left_out_whole_while_others_render(vault: Path, name: str) -> None:
-    cap = sources.HOT_CAPS[name]
+    cap = registry.BY_NAME[name].cap_bytes
     text = hot_note(name)
     write(vault, SOURCE_REL[name], text + "x" * (cap + 1 - len(text.encode())))
     assert (vault / SOURCE_REL[name]).stat().st_size == cap + 1
     brief = cold_brief(vault)
     assert reasons(brief)[name] == "too_large"
     assert brief.status == "partial"
-    assert included(brief) == [n for n in render.EVENT_SOURCES[SESSION] if n != name]
+    assert included(brief) == [n for n in SHOWN[SESSION] if n != name]
     assert MARK[name] not in brief.text
     view = next(s for s in brief.sources if s.name == name)
     assert view.size == cap + 1 and view.sha256 is None and view.path == SOURCE_REL[name]
@@ -173,7 +177,7 @@ def test_each_oversized_source_is_left_out_whole_while_others_render(vault: Path
 
 @pytest.mark.parametrize("name", ["soul", "preferences", "project", "device"])
 def test_a_source_exactly_at_its_cap_is_read(vault: Path, name: str) -> None:
-    cap = sources.HOT_CAPS[name]
+    cap = registry.BY_NAME[name].cap_bytes
     text = hot_note(name).encode()
     write(vault, SOURCE_REL[name], text + b"z" * (cap - len(text) - 1) + b"\n")
     assert (vault / SOURCE_REL[name]).stat().st_size == cap
@@ -184,7 +188,7 @@ def test_a_source_exactly_at_its_cap_is_read(vault: Path, name: str) -> None:
 def test_total_cap_leaves_out_in_ceiling_order(vault: Path) -> None:
     """Raw sizes over 64 KiB in all: whole sources go in the ceiling order, as `too_large`."""
     for name in ("soul", "preferences", "project", "device"):
-        write(vault, SOURCE_REL[name], hot_note(name, notes=printable_ascii(sources.HOT_CAPS[name] - 400)))
+        write(vault, SOURCE_REL[name], hot_note(name, notes=printable_ascii(registry.BY_NAME[name].cap_bytes - 400)))
     big_handoff = handoff_note().replace(f"{WARM_MARK} done.", printable_ascii(limits.HANDOFF_CAP_BYTES - 1024))
     write(vault, DEFAULT_HANDOFF, big_handoff)
     raw = {s.name: s.size or 0 for s in cold_brief(vault).sources}
@@ -589,13 +593,13 @@ def test_ceiling_leave_out_order(vault: Path, big: str, event: str, expected: li
         write(vault, SOURCE_REL[big], hot_note(big, filler))
     brief = cold_brief(vault, event)
     left = ceiling_left(brief)
-    assert sorted(left, key=render.CEILING_ORDER[event].index) == expected
+    assert sorted(left, key=LEFT_OUT[event].index) == expected
     assert brief.status == "partial"
     assert brief.bytes <= ceiling
     for name in expected:
         assert MARK[name] not in brief.text
         assert any(n.startswith(f"{name} (") and str(ceiling) in n for n in brief.notices), name
-    for name in set(render.EVENT_SOURCES[event]) - set(expected):
+    for name in set(SHOWN[event]) - set(expected):
         assert MARK[name] in brief.text
     assert_wrapper(brief.text, len(included(brief)))
 
@@ -618,7 +622,7 @@ def test_claude_also_stays_within_its_character_limit(vault: Path) -> None:
     claude = cold_brief(vault, SESSION, "claude")
     assert claude.chars <= limits.CLAUDE_CONTEXT_LIMIT_CHARS
     assert claude.status == "partial"
-    assert set(ceiling_left(claude)) == set(render.CEILING_ORDER[SESSION])  # the soul alone is too long
+    assert set(ceiling_left(claude)) == set(LEFT_OUT[SESSION])  # the soul alone is too long
     assert any(str(limits.CLAUDE_CONTEXT_LIMIT_CHARS) in n for n in claude.notices)
 
 
@@ -629,7 +633,11 @@ def test_claude_character_limit_leaves_out_in_order(vault: Path) -> None:
     claude = cold_brief(vault, SESSION, "claude")
     assert codex.status == "restored" and codex.chars > limits.CLAUDE_CONTEXT_LIMIT_CHARS
     assert claude.chars <= limits.CLAUDE_CONTEXT_LIMIT_CHARS
-    assert sorted(ceiling_left(claude), key=render.CEILING_ORDER[SESSION].index) == ["device", "preferences", "handoff"]
+    assert sorted(ceiling_left(claude), key=LEFT_OUT[SESSION].index) == [
+        "device",
+        "preferences",
+        "handoff",
+    ]
 
 
 # --------------------------------------------------------------------------------- figures, JSON
@@ -644,7 +652,7 @@ def test_json_keys_are_pinned(vault: Path, repo: Path, monkeypatch: pytest.Monke
         assert set(doc) == TOP_KEYS
         assert doc["version"] == 1 and doc["event"] == event and doc["status"] == "restored"
         assert doc["ceiling_bytes"] == render.CEILING_BYTES[event]
-        assert [s["name"] for s in doc["sources"]] == list(render.EVENT_SOURCES[event])
+        assert [s["name"] for s in doc["sources"]] == list(SHOWN[event])
         for source in doc["sources"]:
             assert set(source) == SOURCE_KEYS
             assert source["included"] is True and source["reason"] is None

@@ -20,7 +20,7 @@ from writer_support import FAKE_SECRET, all_files, cli, connect, make_vault
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.local import userdirs
 from continuity.memory import editor
-from continuity.vault import layout, notes
+from continuity.vault import notes, registry
 
 SOUL = "---\nid: soul\ntype: soul\nstatus: approved\n---\n# Soul\n\n## Brief\n\n- Careful and brief.\n"
 NEW_SOUL = SOUL.replace("Careful and brief.", "Careful, brief, and kind.")
@@ -76,12 +76,12 @@ def working_copies() -> list[Path]:
 
 
 def test_the_editor_sees_the_current_file_and_a_checked_copy_is_installed(vault: Path, plan_dir: Path) -> None:
-    (vault / layout.SOUL).write_text(SOUL)
+    (vault / registry.SOUL.path).write_text(SOUL)
     prepare(plan_dir, NEW_SOUL)
     result = cli(["edit", "soul", "--accept-concurrency-risk"])
     assert result.exit_code == 0, result.stderr
     assert seen(plan_dir) == [SOUL]
-    assert (vault / layout.SOUL).read_text() == NEW_SOUL
+    assert (vault / registry.SOUL.path).read_text() == NEW_SOUL
     archived = [rel for rel in all_files(vault) if rel.startswith("90-archive/00-system/SOUL.")]
     assert len(archived) == 1 and (vault / archived[0]).read_text() == SOUL
     assert f"the previous version is kept at {archived[0]}" in result.stdout
@@ -92,15 +92,15 @@ def test_the_editor_sees_the_current_file_and_a_checked_copy_is_installed(vault:
 def test_without_a_terminal_a_shared_file_needs_the_risk_accepted_before_the_editor_opens(
     vault: Path, plan_dir: Path
 ) -> None:
-    (vault / layout.SOUL).write_text(SOUL)
+    (vault / registry.SOUL.path).write_text(SOUL)
     prepare(plan_dir, NEW_SOUL)
     result = cli(["edit", "soul"])
     assert result.exit_code == 2 and "--accept-concurrency-risk" in result.stderr and "--yes" not in result.stderr
-    assert seen(plan_dir) == [] and (vault / layout.SOUL).read_text() == SOUL
+    assert seen(plan_dir) == [] and (vault / registry.SOUL.path).read_text() == SOUL
 
 
 def test_a_yaml_error_is_refused_with_its_line_and_the_text_is_kept(vault: Path, plan_dir: Path) -> None:
-    (vault / layout.SOUL).write_text(SOUL)
+    (vault / registry.SOUL.path).write_text(SOUL)
     broken = "---\ntype: soul\nmood careful\nstatus: approved\n---\n# Soul\n"  # line 3 lacks its ':'
     prepare(plan_dir, broken)
     result = cli(["edit", "soul", "--accept-concurrency-risk", "--json"])
@@ -110,12 +110,12 @@ def test_a_yaml_error_is_refused_with_its_line_and_the_text_is_kept(vault: Path,
     [kept] = working_copies()
     assert kept.read_text() == broken and str(kept) in result.stderr
     assert oct(kept.stat().st_mode & 0o777) == "0o600"
-    assert (vault / layout.SOUL).read_text() == SOUL
+    assert (vault / registry.SOUL.path).read_text() == SOUL
     assert not any(rel.startswith("90-archive/") for rel in all_files(vault))
 
 
 def test_a_secret_is_refused_without_being_shown_and_never_reaches_the_vault(vault: Path, plan_dir: Path) -> None:
-    (vault / layout.SOUL).write_text(SOUL)
+    (vault / registry.SOUL.path).write_text(SOUL)
     prepare(plan_dir, SOUL + f"- deploy key {FAKE_SECRET}\n")
     result = cli(["edit", "soul", "--accept-concurrency-risk"])
     assert result.exit_code == 5 and "line 11" in result.stderr and "secret" in result.stderr
@@ -126,39 +126,39 @@ def test_a_secret_is_refused_without_being_shown_and_never_reaches_the_vault(vau
 
 
 def test_an_unchanged_copy_writes_nothing(vault: Path, plan_dir: Path) -> None:
-    (vault / layout.SOUL).write_text(SOUL)
+    (vault / registry.SOUL.path).write_text(SOUL)
     prepare(plan_dir, SOUL)
     result = cli(["edit", "soul", "--accept-concurrency-risk", "--json"])
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout) == {"version": 1, "path": layout.SOUL, "archived": None, "changed": False}
-    assert all_files(vault) == {layout.SOUL} and working_copies() == []
+    assert json.loads(result.stdout) == {"version": 1, "path": registry.SOUL.path, "archived": None, "changed": False}
+    assert all_files(vault) == {registry.SOUL.path} and working_copies() == []
 
 
 def test_a_file_that_changed_while_it_was_edited_is_not_overwritten(vault: Path, plan_dir: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    (vault / layout.SOUL).write_text(SOUL)
-    monkeypatch.setenv("EDIT_SYNC", str(vault / layout.SOUL))
+    (vault / registry.SOUL.path).write_text(SOUL)
+    monkeypatch.setenv("EDIT_SYNC", str(vault / registry.SOUL.path))
     prepare(plan_dir, NEW_SOUL)
     result = cli(["edit", "soul", "--accept-concurrency-risk"])
     assert result.exit_code == 5 and "changed in the vault while you edited it" in result.stderr
-    assert "another computer" in (vault / layout.SOUL).read_text()
+    assert "another computer" in (vault / registry.SOUL.path).read_text()
     [kept] = working_copies()
     assert kept.read_text() == NEW_SOUL
 
 
 def test_a_failing_editor_writes_nothing_and_names_the_text(vault: Path, plan_dir: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    (vault / layout.SOUL).write_text(SOUL)
+    (vault / registry.SOUL.path).write_text(SOUL)
     monkeypatch.setenv("EDIT_EXIT", "3")
     prepare(plan_dir, NEW_SOUL)
     result = cli(["edit", "soul", "--accept-concurrency-risk"])
     assert result.exit_code == 2 and "the editor exited with status 3" in result.stderr
     [kept] = working_copies()
-    assert str(kept) in result.stderr and (vault / layout.SOUL).read_text() == SOUL
+    assert str(kept) in result.stderr and (vault / registry.SOUL.path).read_text() == SOUL
 
 
 def test_device_profile_edits_need_no_concurrency_confirmation_and_keep_their_label(
     vault: Path, plan_dir: Path
 ) -> None:
-    rel = layout.device_profile("laptop")
+    rel = registry.DEVICE.at(device="laptop")
     (vault / rel).parent.mkdir(parents=True)
     (vault / rel).write_text(DEVICE)
     prepare(plan_dir, DEVICE.replace("device: laptop", "device: desktop"), DEVICE + "- Docker is not installed.\n")
@@ -173,7 +173,7 @@ def test_device_profile_edits_need_no_concurrency_confirmation_and_keep_their_la
 
 
 def test_a_missing_project_profile_starts_from_its_template(vault: Path, plan_dir: Path) -> None:
-    rel = layout.project_profile("demo")
+    rel = registry.PROJECT.at("demo")
     project = "---\ntype: project\nproject: demo\n---\n# Project demo\n\n## Brief\n\n- A demo.\n"
     prepare(plan_dir, project)
     result = cli(["edit", "project", "--accept-concurrency-risk"])
@@ -202,7 +202,7 @@ def _run_on_terminal(args: list[str], answers: str, env: dict[str, str]) -> subp
 
 
 def test_on_a_terminal_a_refused_copy_can_be_edited_again(vault: Path, plan_dir: Path) -> None:
-    (vault / layout.SOUL).write_text(SOUL)
+    (vault / registry.SOUL.path).write_text(SOUL)
     broken = "---\ntype: soul\nstatus: [approved\n---\n# Soul\n"
     prepare(plan_dir, broken, NEW_SOUL)
     # Edit again after the refusal; then: the sync is current.
@@ -210,7 +210,7 @@ def test_on_a_terminal_a_refused_copy_can_be_edited_again(vault: Path, plan_dir:
     assert done.returncode == 0, done.stderr
     assert b"line 3: invalid frontmatter" in done.stderr and b"Edit it again?" in done.stderr
     assert seen(plan_dir) == [SOUL, broken]  # the second run reopened the person's broken text
-    assert (vault / layout.SOUL).read_text() == NEW_SOUL and working_copies() == []
+    assert (vault / registry.SOUL.path).read_text() == NEW_SOUL and working_copies() == []
 
 
 def test_from_a_file_reports_the_same_line(vault: Path, tmp_path: Path) -> None:
@@ -258,9 +258,9 @@ def test_frontmatter_errors_name_the_line_to_fix(text: str, line: int) -> None:
 
 
 def test_the_line_numbers_reach_doctor_and_the_brief_alike(vault: Path) -> None:
-    (vault / layout.SOUL).write_text("---\ntype: soul\nmood careful\n---\n# Soul\n")
+    (vault / registry.SOUL.path).write_text("---\ntype: soul\nmood careful\n---\n# Soul\n")
     result = cli(["render", "--format", "json"])
     doc = json.loads(result.stdout)
     assert any("line 3" in notice and "SOUL.md" in notice for notice in doc["notices"]), doc["notices"]
     with pytest.raises(InputRejected, match="line 3"):
-        notes.parse_note((vault / layout.SOUL).read_bytes(), layout.SOUL)
+        notes.parse_note((vault / registry.SOUL.path).read_bytes(), registry.SOUL.path)

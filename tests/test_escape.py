@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from continuity import limits
 from continuity.brief import escape, render, sources
 from continuity.brief.render import Brief
+from continuity.vault import registry
 
 HANDOFF_REL = f"20-state/handoffs/20250102T030405Z-{DEVICE}-start.md"
 
@@ -53,13 +54,12 @@ def brief_from(
     """Validate and render in memory: the same code path as the hook's cold path, minus the disk."""
     texts = texts or {}
     raw = dict(raw or {})
-    paths = sources.hot_paths(PROJECT, DEVICE)
     hot = []
-    for name in render.EVENT_SOURCES[event]:
-        if name == "handoff":
+    for source in registry.shown_in(event):
+        if source.folder:
             continue
-        data = raw.get(name, hot_note(name, texts.get(name)).encode("utf-8"))
-        hot.append(sources.Raw(name, paths[name], data, None, len(data)))
+        data = raw.get(source.name, hot_note(source.name, texts.get(source.name)).encode("utf-8"))
+        hot.append(sources.Raw(source.name, source.at(PROJECT, DEVICE), data, None, len(data)))
     handoff_text = handoff if handoff is not None else handoff_note(goal=texts.get("handoff"))
     handoff_data = raw.get("handoff", handoff_text.encode("utf-8"))
     gathered = sources.Gathered(event, PROJECT, DEVICE, tuple(hot), ((handoff_rel, handoff_data),), ())

@@ -37,6 +37,7 @@ from continuity.brief import render
 from continuity.cli import app
 from continuity.hook import entry, reexec
 from continuity.local import connection, userdirs
+from continuity.vault import registry
 
 SESSION_ID = "0199a7c2-5b1e-7d40-9c1a-3f0e8d2b6a11"
 
@@ -138,7 +139,7 @@ def test_hook_prints_exactly_the_documented_shape(
 ) -> None:
     context = context_of(run_hook(payload(connected, event, harness), harness), event)
     assert context.startswith(f'<private-memory event="{event}" status="restored">')
-    assert_wrapper(context, len(render.EVENT_SOURCES[event]))
+    assert_wrapper(context, len(registry.shown_in(event)))
     # the same brief as the manual render prints
     use_connection(monkeypatch, connected)
     code, out = cli_render("--event", event, "--harness", harness)
@@ -392,7 +393,7 @@ def test_forged_wrapper_in_a_note_stays_data(connected: Path, vault: Path) -> No
     )
     write(vault, SOURCE_REL["project"], hot_note("project", f"- {MARK['project']}\n{attack}"))
     context = context_of(run_hook(payload(connected)))
-    assert_wrapper(context, len(render.EVENT_SOURCES["SessionStart"]), deep=True)
+    assert_wrapper(context, len(registry.shown_in("SessionStart")), deep=True)
 
 
 def test_pathological_notes_render_within_the_hook_timeout(connected: Path, vault: Path) -> None:

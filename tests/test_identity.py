@@ -12,7 +12,7 @@ from typer.testing import CliRunner, Result
 from continuity.cli import app
 from continuity.errors import UsageError
 from continuity.local import identity
-from continuity.vault import layout, projects
+from continuity.vault import layout, projects, registry
 
 
 @pytest.mark.parametrize(
@@ -98,7 +98,7 @@ def test_init_asks_for_a_project_rather_than_making_one(
     vault = tmp_path / "vault"
     use_connection(monkeypatch, repo)
     assert lifecycle("init", "--vault", str(vault), "--new", "--project", "old").exit_code == 0
-    (vault / layout.project_profile("old")).write_text("---\ntype: project\nproject: old\n---\n## Brief\n- x\n")
+    (vault / registry.PROJECT.at("old")).write_text("---\ntype: project\nproject: old\n---\n## Brief\n- x\n")
     (repo / ".agent-vault").unlink()
     result = lifecycle("init", "--vault", str(vault))
     assert result.exit_code == 2, result.stderr
@@ -130,7 +130,7 @@ def test_doctor_warns_when_the_project_records_another_repository(
     check = next(c for c in report["checks"] if c["id"] == "project.identity")
     assert check["level"] == "ok"
     git(repo, "remote", "add", "origin", "git@example.org:someone/else.git")
-    profile = vault / layout.project_profile("demo-app")
+    profile = vault / registry.PROJECT.at("demo-app")
     profile.write_text(profile.read_text().replace('repository: ""', 'repository: "example.org/me/demo-app"'))
     report = json.loads(lifecycle("doctor", "--json").stdout)
     check = next(c for c in report["checks"] if c["id"] == "project.identity")

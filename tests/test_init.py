@@ -19,7 +19,7 @@ from continuity import ids
 from continuity.brief import render
 from continuity.cli import app
 from continuity.local import connection
-from continuity.vault import layout, notes
+from continuity.vault import layout, notes, registry
 
 JSON_KEYS = {
     "version",
@@ -80,16 +80,16 @@ def test_init_new_creates_vault_and_connection(here: Path, new_vault: Path) -> N
     for rel in (*layout.ALL_DIRS, f"50-devices/{conn.device}/notes", "10-project/demo-app"):
         assert (new_vault / rel).is_dir(), rel
     for rel in (
-        layout.SOUL,
-        layout.PREFERENCES,
+        registry.SOUL.path,
+        registry.PREFERENCES.path,
         layout.INDEX,
         layout.MEMORY_POLICY,
-        layout.device_profile(conn.device),
-        layout.project_profile("demo-app"),
+        registry.DEVICE.at(device=conn.device),
+        registry.PROJECT.at("demo-app"),
     ):
         assert (new_vault / rel).is_file(), rel
     assert not list(new_vault.rglob(".keep"))
-    assert f"created {layout.device_profile(conn.device)}" in result.stdout
+    assert f"created {registry.DEVICE.at(device=conn.device)}" in result.stdout
     assert "connected: device" in result.stdout
 
 
@@ -304,7 +304,7 @@ def test_an_empty_folder_is_a_fine_new_target(here: Path, tmp_path: Path) -> Non
     target = tmp_path / "empty"
     target.mkdir()
     assert lifecycle("init", "--vault", str(target), "--new", "--device", "laptop").exit_code == 0
-    assert (target / layout.SOUL).is_file()
+    assert (target / registry.SOUL.path).is_file()
 
 
 @pytest.mark.parametrize("kind", ["file", "link"])
@@ -386,7 +386,7 @@ def test_vault_template_has_every_folder_and_valid_notes() -> None:
         "90-archive",
     ):
         assert (template / rel).is_dir(), rel
-    for rel, kind in ((layout.SOUL, "soul"), (layout.PREFERENCES, "preferences")):
+    for rel, kind in ((registry.SOUL.path, "soul"), (registry.PREFERENCES.path, "preferences")):
         note = notes.parse_note((template / rel).read_bytes(), rel)
         assert note.meta["type"] == kind
         assert notes.section(note.body, "Brief")
@@ -421,13 +421,13 @@ def test_every_note_template_fills_to_valid_frontmatter(name: str) -> None:
 
 def test_profiles_created_by_init_are_valid_hot_sources(here: Path, new_vault: Path) -> None:
     assert lifecycle("init", "--vault", str(new_vault), "--new", "--device", "laptop").exit_code == 0
-    device = notes.parse_note((new_vault / layout.device_profile("laptop")).read_bytes(), "DEVICE.md")
-    project = notes.parse_note((new_vault / layout.project_profile("demo-app")).read_bytes(), "PROJECT.md")
+    device = notes.parse_note((new_vault / registry.DEVICE.at(device="laptop")).read_bytes(), "DEVICE.md")
+    project = notes.parse_note((new_vault / registry.PROJECT.at("demo-app")).read_bytes(), "PROJECT.md")
     assert (device.meta["type"], device.meta["device"]) == ("device", "laptop")
     assert (project.meta["type"], project.meta["project"]) == ("project", "demo-app")
     assert notes.as_utc(device.meta["created"]) is not None
-    assert "{{" not in (new_vault / layout.device_profile("laptop")).read_text()
-    assert os.stat(new_vault / layout.device_profile("laptop")).st_mode & 0o077 == 0
+    assert "{{" not in (new_vault / registry.DEVICE.at(device="laptop")).read_text()
+    assert os.stat(new_vault / registry.DEVICE.at(device="laptop")).st_mode & 0o077 == 0
 
 
 def test_a_vault_inside_the_checkout_is_refused(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

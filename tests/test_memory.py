@@ -17,7 +17,7 @@ from continuity import limits, tunables
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 from continuity.memory import edits, lookup as memory_ids, revalidation, review as memory
 from continuity.store import lease, writer
-from continuity.vault import layout, notes
+from continuity.vault import layout, notes, registry
 
 DAY = dt.timedelta(days=1)
 SOUL = "---\nid: soul\ntype: soul\nstatus: approved\n---\n# Soul\n\n## Brief\n\n- Careful and brief.\n"
@@ -350,7 +350,7 @@ def test_revalidate_lists_overdue_notes(root: Path) -> None:
 
 def test_edit_soul_archives_previous_version(root: Path) -> None:
     previous = b"---\nid: soul\ntype: soul\n---\nold, with a broken \xff byte\n"
-    (root / layout.SOUL).write_bytes(previous)
+    (root / registry.SOUL.path).write_bytes(previous)
     with pytest.raises(InputRejected):
         edits.plan_edit(root, "soul", "---\ntype: preferences\n---\nx\n")  # wrong type
     plan = edits.plan_edit(root, "soul", SOUL)
@@ -358,7 +358,7 @@ def test_edit_soul_archives_previous_version(root: Path) -> None:
     edited = edits.apply_edit(context(root, now=NOW), plan)
     assert edited.archived == "90-archive/00-system/SOUL.20261130T035700Z.md"
     assert (root / edited.archived).read_bytes() == previous
-    assert (root / layout.SOUL).read_text() == SOUL
+    assert (root / registry.SOUL.path).read_text() == SOUL
     ops = [line["op"] for line in journal_lines(root)]
     assert ops == ["lease.acquire", "soul.edit", "soul.edit", "lease.release"]
     assert lease.status(root, "laptop", NOW).state == "none"  # the lease taken for the edit is given back
@@ -388,23 +388,23 @@ def test_edit_refusals(root: Path) -> None:
     write_lease(root, "desktop", NOW + DAY)
     with pytest.raises(LeaseHeld):
         edits.apply_edit(context(root, now=NOW), plan)
-    assert not (root / layout.SOUL).exists()
+    assert not (root / registry.SOUL.path).exists()
 
 
 def test_edit_diff_never_shows_a_secret_in_the_current_file(root: Path) -> None:
-    (root / layout.SOUL).write_text(SOUL + f"key {FAKE_SECRET}\n")
+    (root / registry.SOUL.path).write_text(SOUL + f"key {FAKE_SECRET}\n")
     plan = edits.plan_edit(root, "soul", SOUL)
     shown = "".join(plan.diff)
     assert FAKE_SECRET not in shown and "hidden: looks like a secret (aws-access-key-id)" in shown
 
 
 def test_edit_refuses_when_the_file_changed_meanwhile(root: Path) -> None:
-    (root / layout.SOUL).write_text(SOUL)
+    (root / registry.SOUL.path).write_text(SOUL)
     plan = edits.plan_edit(root, "soul", SOUL + "mine\n")
-    (root / layout.SOUL).write_text(SOUL + "synced from elsewhere\n")
+    (root / registry.SOUL.path).write_text(SOUL + "synced from elsewhere\n")
     with pytest.raises(InputRejected, match="changed"):
         edits.apply_edit(context(root, now=NOW), plan)
-    assert (root / layout.SOUL).read_text().endswith("synced from elsewhere\n")
+    assert (root / registry.SOUL.path).read_text().endswith("synced from elsewhere\n")
     assert not (root / layout.ARCHIVE / "00-system").exists()
 
 
@@ -466,10 +466,10 @@ def test_cli_edit_needs_both_confirmations_without_a_terminal(connected: Path, t
     assert result.exit_code == 2 and "--yes and --accept-concurrency-risk" in result.stderr  # both at once
     result = cli(["edit", "soul", "--from", str(source), "--yes"])
     assert result.exit_code == 2 and "--accept-concurrency-risk" in result.stderr
-    assert not (connected / layout.SOUL).exists()
+    assert not (connected / registry.SOUL.path).exists()
     result = cli(["edit", "soul", "--from", str(source), "--yes", "--accept-concurrency-risk", "--json"])
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout) == {"version": 1, "path": layout.SOUL, "archived": None, "changed": True}
+    assert json.loads(result.stdout) == {"version": 1, "path": registry.SOUL.path, "archived": None, "changed": True}
     assert "synced" in result.stderr  # the warning about unsynchronized writers
     result = cli(["edit", "soul", "--from", str(source), "--yes", "--accept-concurrency-risk"])
     assert result.exit_code == 0 and "nothing to do" in result.stdout
@@ -516,8 +516,8 @@ def test_edit_asks_on_a_terminal(connected: Path, tmp_path: Path) -> None:
     # Approves the content, says the sync is not known to be current, then declines the risk.
     declined = _run_on_terminal(["edit", "soul", "--from", str(source)], "y\nn\nn\n")
     assert declined.returncode == 2 and b"Accept the concurrency risk" in declined.stderr
-    assert not (connected / layout.SOUL).exists()
+    assert not (connected / registry.SOUL.path).exists()
     accepted = _run_on_terminal(["edit", "soul", "--from", str(source)], "y\ny\n")
     assert accepted.returncode == 0, accepted.stderr
     assert b"+- Careful and brief." in accepted.stdout  # the diff was shown before asking
-    assert (connected / layout.SOUL).read_text() == SOUL
+    assert (connected / registry.SOUL.path).read_text() == SOUL

@@ -16,7 +16,7 @@ from pathlib import Path
 from conftest import git
 from hookkit import LIFECYCLE, command, context_of, hook_env, hooks_doc, make_checkout, payload, run_shell
 
-from continuity.vault import layout
+from continuity.vault import layout, registry
 
 HANDOFF = """## Goal and status
 
@@ -82,7 +82,7 @@ def test_the_second_computer_picks_up_where_the_first_left_off(tmp_path: Path) -
     made = json.loads(done.stdout)
     assert made["project"] == "my-app" and made["project_found_by"] == "new"
     assert made["repository"] == "git.example.org/me/app"
-    profile = (vault / layout.project_profile("my-app")).read_text(encoding="utf-8")
+    profile = (vault / registry.PROJECT.at("my-app")).read_text(encoding="utf-8")
     assert 'repository: "git.example.org/me/app"' in profile and "s3cr3t" not in profile
     device_a = made["device"]
     done = run(first, clone_a, "handoff", "new", "--title", "Exporter port", "--from", "-", stdin=HANDOFF)

@@ -26,7 +26,7 @@ from continuity import limits, safeio
 from continuity.brief import record, render, sources
 from continuity.brief.render import Brief, SourceView
 from continuity.local.connection import Connection
-from continuity.vault import layout
+from continuity.vault import registry
 
 _code_digest: str | None = None
 
@@ -122,10 +122,12 @@ def vault_check(root: Path, conn: Connection, memo: sources.Memo | None = None) 
 
 def inputs(root: Path, conn: Connection, event: str) -> list[tuple[str, str, int]]:
     """What the brief reads before its vault check: (vault path, token kind, cap) for each input."""
-    paths = sources.hot_paths(conn.project, conn.device)
-    hot = [(paths[name], "file", sources.HOT_CAPS[name]) for name in render.EVENT_SOURCES[event] if name in paths]
+    shown = registry.shown_in(event)
+    hot = [(s.at(conn.project, conn.device), "file", s.cap_bytes) for s in shown if not s.folder]
     policy = [(rel, "file", limits.LIFECYCLE_TEXT_CAP_BYTES) for rel in sources.POLICY_FILES]
-    return [*hot, *policy, (layout.HANDOFFS, "names", 0), (".", "dir", 0)]
+    # A folder source is read whole (`memory.handoff.read_all`) whatever the event shows.
+    folders = [(s.path, "names", 0) for s in registry.SOURCES if s.folder]
+    return [*hot, *policy, *folders, (".", "dir", 0)]
 
 
 def brief_for(root: Path, conn: Connection, event: str, harness: str, code: str | None = None) -> Brief:

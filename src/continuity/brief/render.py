@@ -3,7 +3,8 @@
 Rendering is pure and deterministic (no clock, no random id), so the same vault, event, harness and
 code give the same bytes, which keeps the model provider's prompt cache warm and lets a cached brief
 be compared byte for byte with a fresh one. When the brief would pass its ceiling, whole sources are
-left out in the documented order until it fits; nothing is ever cut mid-source.
+left out in the documented order (`vault.registry.left_out_order`) until it fits; nothing is ever cut
+mid-source.
 """
 
 from __future__ import annotations
@@ -13,19 +14,12 @@ from typing import Any, NamedTuple
 
 from continuity import limits
 from continuity.brief.escape import escape_attr, escape_text
+from continuity.vault import registry
 
 SESSION_START = "SessionStart"
 SUBAGENT_START = "SubagentStart"
 EVENTS = (SESSION_START, SUBAGENT_START)
 HARNESSES = ("codex", "claude")
-EVENT_SOURCES = {
-    SESSION_START: ("soul", "preferences", "project", "device", "handoff"),
-    SUBAGENT_START: ("project", "device", "handoff"),
-}
-CEILING_ORDER = {
-    SESSION_START: ("device", "preferences", "handoff", "project", "soul"),
-    SUBAGENT_START: ("device", "handoff", "project"),
-}
 CEILING_BYTES = {
     SESSION_START: limits.SESSION_START_CEILING_BYTES,
     SUBAGENT_START: limits.SUBAGENT_START_CEILING_BYTES,
@@ -163,7 +157,8 @@ def status_of(sources: tuple[SourceView, ...]) -> str:
     for source in sources:
         if source.included and source.notice:
             return "partial"  # shown, but something beside it was left out (a newer, unusable handoff)
-        if source.included or (source.name == "handoff" and source.reason == "missing"):
+        declared = registry.BY_NAME.get(source.name)
+        if source.included or (source.reason == "missing" and declared is not None and declared.may_be_missing):
             continue
         if source.reason in NOTHING_WITHHELD:
             continue
@@ -177,7 +172,7 @@ def render(
     """The brief for validated sources; leaves whole sources out until it fits its ceilings."""
     current = tuple(sources)
     ceiling = CEILING_BYTES[event]
-    for name in (None, *CEILING_ORDER[event]):
+    for name in (None, *registry.names(registry.left_out_order(event))):
         if name is not None:
             current = tuple(
                 s._replace(

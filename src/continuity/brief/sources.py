@@ -22,32 +22,23 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from continuity import limits
-from continuity.brief.render import CEILING_ORDER, EVENT_SOURCES, SourceView
+from continuity.brief.render import SourceView
 from continuity.errors import NoteError
 from continuity.memory import handoff
-from continuity.vault import access, layout, notes, placeholders
+from continuity.vault import access, layout, notes, placeholders, registry
 
-HOT_TYPES = {"soul": "soul", "preferences": "preferences", "project": "project", "device": "device"}
-HOT_CAPS = {
-    "soul": limits.SOUL_CAP_BYTES,
-    "preferences": limits.PREFERENCES_CAP_BYTES,
-    "project": limits.PROJECT_CAP_BYTES,
-    "device": limits.DEVICE_CAP_BYTES,
-    "handoff": limits.HANDOFF_CAP_BYTES,
-}
+# Doctor's source checks read these two; both are derived from the registry, never restated.
+HOT_CAPS = {source.name: source.cap_bytes for source in registry.SOURCES}
+# The one source of many files: its folder's current handoff is chosen by `memory.handoff`.
+HANDOFF = registry.HANDOFF
 POLICY_FILES = (layout.INDEX, layout.MEMORY_POLICY)
 # A source that holds only the template's sentences is not memory (`vault.placeholders`).
 NOT_FILLED_IN = "is not filled in yet: it holds only its template's placeholder text, so it was left out"
 
 
 def hot_paths(project: str, device: str) -> dict[str, str]:
-    """Where each hot source but the handoff lives, relative to the vault."""
-    return {
-        "soul": layout.SOUL,
-        "preferences": layout.PREFERENCES,
-        "project": layout.project_profile(project),
-        "device": layout.device_profile(device),
-    }
+    """Where each source of one file (every one but the handoffs) lives, relative to the vault."""
+    return {source.name: source.at(project, device) for source in registry.SOURCES if not source.folder}
 
 
 class Raw(NamedTuple):
@@ -84,8 +75,8 @@ def read_raw(root: Path, name: str, rel: str, cap: int) -> Raw:
 
 
 def gather(root: Path, project: str, device: str, event: str) -> Gathered:
-    paths = hot_paths(project, device)
-    hot = tuple(read_raw(root, n, paths[n], HOT_CAPS[n]) for n in EVENT_SOURCES[event] if n != "handoff")
+    shown = registry.shown_in(event)
+    hot = tuple(read_raw(root, s.name, s.at(project, device), s.cap_bytes) for s in shown if not s.folder)
     policy = tuple(read_raw(root, rel, rel, limits.LIFECYCLE_TEXT_CAP_BYTES) for rel in POLICY_FILES)
     return Gathered(event, project, device, hot, tuple(handoff.read_all(root)), policy)
 
@@ -143,17 +134,17 @@ def _validate_hot(raw: Raw, project: str, device: str) -> SourceView:
     if found:
         return _left_out(raw, "secret", found)  # no digest: it would let a guess at the secret be tested
     digest = hashlib.sha256(raw.data).hexdigest()  # the whole text passed the gate
-    wanted = HOT_TYPES[raw.name]
-    if note.meta.get("type") != wanted:
-        return _left_out(raw, "invalid", f"{label} left out: frontmatter needs 'type: {wanted}'", digest)
-    if raw.name in ("project", "device"):
-        expected = project if raw.name == "project" else device
-        value = note.meta.get(raw.name)
+    source = registry.BY_NAME[raw.name]
+    if note.meta.get("type") != source.note_type:
+        return _left_out(raw, "invalid", f"{label} left out: frontmatter needs 'type: {source.note_type}'", digest)
+    if source.label is not None:
+        expected = {"project": project, "device": device}[source.label]
+        value = note.meta.get(source.label)
         if value != expected:
             return _left_out(
                 raw,
                 "label_mismatch",
-                f"{label} left out: its '{raw.name}' is {str(value)[:64]!r}, expected {expected!r}",
+                f"{label} left out: its '{source.label}' is {str(value)[:64]!r}, expected {expected!r}",
                 digest,
             )
     compact = notes.compact_part(note.body)
@@ -179,15 +170,15 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
         + "; it may have been meant to be current"
     )
     if view.reason == "missing":
-        return SourceView("handoff", shown[-1], None, None, False, "invalid", None, notice)
+        return SourceView(HANDOFF.name, shown[-1], None, None, False, "invalid", None, notice)
     return view._replace(notice=f"{view.notice}; {notice}" if view.notice else notice)
 
 
 def _validate_chosen(selection: handoff.Selection) -> SourceView:
     chosen = selection.chosen
     if chosen is None:
-        return SourceView("handoff", None, None, None, False, "missing")
-    raw = Raw("handoff", chosen.rel, chosen.data, None, chosen.size)
+        return SourceView(HANDOFF.name, None, None, None, False, "missing")
+    raw = Raw(HANDOFF.name, chosen.rel, chosen.data, None, chosen.size)
     read_whole = chosen.size <= limits.LIFECYCLE_TEXT_CAP_BYTES
     named = _secret_in_name(chosen.rel)
     if named is not None:
@@ -200,11 +191,11 @@ def _validate_chosen(selection: handoff.Selection) -> SourceView:
             f"handoff ({shown}) left out: {why}; rename it; no older handoff is used in its place",
         )
     label = f"handoff ({chosen.rel})"
-    if chosen.size > limits.HANDOFF_CAP_BYTES:
+    if chosen.size > HANDOFF.cap_bytes:
         return _left_out(
             raw,
             "too_large",
-            f"{label} left out: {chosen.size} bytes, over its cap of {limits.HANDOFF_CAP_BYTES}; "
+            f"{label} left out: {chosen.size} bytes, over its cap of {HANDOFF.cap_bytes}; "
             "no older handoff is used in its place",
             # known when it was read whole (under the 1 MiB lifecycle cap) and passes the gate, else null
             clean_digest(chosen.data) if read_whole else None,
@@ -216,7 +207,7 @@ def _validate_chosen(selection: handoff.Selection) -> SourceView:
     shown = "\n".join(notes.section(chosen.note.body, title) or "" for title in handoff.BRIEF_SECTIONS)
     if placeholders.only_placeholders(shown):
         return _left_out(raw, "placeholder", f"{label} {NOT_FILLED_IN}; no older handoff is used in its place", digest)
-    return SourceView("handoff", chosen.rel, chosen.size, digest, True, None, handoff.brief_text(chosen))
+    return SourceView(HANDOFF.name, chosen.rel, chosen.size, digest, True, None, handoff.brief_text(chosen))
 
 
 def policy_notices(gathered: Gathered) -> list[str]:
@@ -302,9 +293,9 @@ def validate(gathered: Gathered, memo: Memo | None = None) -> tuple[list[SourceV
         for rel, data in gathered.handoffs
     )
     key = _memo_key("handoff", project, *listing)
-    views["handoff"] = _view(memo, key, partial(_validate_handoff, gathered))
+    views[HANDOFF.name] = _view(memo, key, partial(_validate_handoff, gathered))
     # The total cap is checked on the raw sizes of the selected files, leaving out in ceiling order.
-    for name in CEILING_ORDER[gathered.event]:
+    for name in registry.names(registry.left_out_order(gathered.event)):
         total = sum(v.size or 0 for v in views.values() if v.included)
         if total <= limits.STARTUP_TOTAL_CAP_BYTES:
             break
@@ -317,7 +308,7 @@ def validate(gathered: Gathered, memo: Memo | None = None) -> tuple[list[SourceV
                 notice=f"{name} ({view.path}) left out: the startup sources together pass "
                 f"{limits.STARTUP_TOTAL_CAP_BYTES} bytes",
             )
-    ordered = [views[name] for name in EVENT_SOURCES[gathered.event]]
+    ordered = [views[source.name] for source in registry.shown_in(gathered.event)]
     key = _memo_key("policy", *(part for raw in gathered.policy for part in _raw_part(raw)))
     known = memo.recall(key) if memo is not None else None
     notices = [str(n) for n in known] if isinstance(known, list) else policy_notices(gathered)

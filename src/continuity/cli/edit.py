@@ -18,15 +18,16 @@ and nothing is written. The lease is checked first, so a foreign lease fails fas
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
 
 from continuity.cli.common import JsonOption, emit, emit_json, warn
 from continuity.cli.memory import interactive
 from continuity.errors import ContinuityError, InputRejected, UsageError
+from continuity.vault import registry
 
 if TYPE_CHECKING:
     from continuity.memory.editor import WorkingCopy
@@ -34,11 +35,8 @@ if TYPE_CHECKING:
     from continuity.store.writer import WriteContext
 
 
-class Editable(str, Enum):
-    soul = "soul"
-    preferences = "preferences"
-    project = "project"
-    device = "device"
+# The profiles `lifecycle edit` changes, as the registry of brief sources declares them.
+EDITABLE = click.Choice([source.name for source in registry.EDITABLE])
 
 
 def _template(which: str, ctx: WriteContext, project: str, repo: Path | None) -> str:
@@ -72,7 +70,7 @@ def _edit_in_editor(
     except NoteError as exc:
         if exc.reason != "too_large":
             raise
-        cap = edits.EDITABLE[which]  # the profile's own cap, the one the brief and the install apply
+        cap = edits.editable(which).cap_bytes  # the profile's own cap, the one the brief and the install apply
         raise InputRejected(
             f"{rel} is too large to open here (its cap is {cap} bytes, and the brief leaves it out until it fits); "
             "shorten it in any text editor, or write the new version to a file and use --from FILE"
@@ -121,7 +119,10 @@ def _refused(exc: ContinuityError, copy: WorkingCopy) -> ContinuityError:
 
 
 def edit(
-    which: Annotated[Editable, typer.Argument(help="Which profile: soul, preferences, this project's, this device's.")],
+    which: Annotated[
+        str,
+        typer.Argument(click_type=EDITABLE, help="Which profile: soul, preferences, this project's, this device's."),
+    ],
     source: Annotated[
         str | None,
         typer.Option("--from", help="The complete new file (frontmatter included), or -; default: open $EDITOR."),
@@ -142,9 +143,9 @@ def edit(
     from continuity.store import lease, writer
 
     conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
-    rel = edits.edit_path(which.value, project=conn.project, device=ctx.device)
+    rel = edits.edit_path(which, project=conn.project, device=ctx.device)
     lease.refuse_if_foreign(lease.status(ctx.vault, ctx.device, ctx.now))
-    shared = which.value in edits.SHARED
+    shared = edits.editable(which).shared
     if not interactive():
         needs = (("--yes", source is not None and not yes), ("--accept-concurrency-risk", shared and not accept_risk))
         missing = [flag for flag, need in needs if need]
@@ -152,14 +153,14 @@ def edit(
             raise UsageError(f"editing {rel} needs a person at a terminal; without one, pass {' and '.join(missing)}")
     copy: WorkingCopy | None = None
     if source is None:
-        plan, copy = _edit_in_editor(which.value, ctx, conn.project, rel, conn.repo)
+        plan, copy = _edit_in_editor(which, ctx, conn.project, rel, conn.repo)
     else:
         text = writer.read_input(source, limits.LIFECYCLE_TEXT_CAP_BYTES)
-        plan = edits.plan_edit(ctx.vault, which.value, text, project=conn.project, device=ctx.device)
+        plan = edits.plan_edit(ctx.vault, which, text, project=conn.project, device=ctx.device)
     if plan is None or plan.unchanged:
         _discard(copy)
         if json_out:
-            emit_json(edits.Edited(which.value, rel, None, False).to_json())
+            emit_json(edits.Edited(which, rel, None, False).to_json())
         else:
             emit(f"{rel} is unchanged; nothing to do")
         return

@@ -43,7 +43,7 @@ from continuity.health.sync_state import sync_checks
 from continuity.local import connection
 from continuity.local.connection import Connection
 from continuity.local.repo import find_repo_root
-from continuity.vault import scan
+from continuity.vault import registry, scan
 
 # Environment variables doctor (and what it calls) reads; `resolved.environment` shows their values.
 _ENV = "HOME XDG_CACHE_HOME XDG_STATE_HOME CONTINUITY_NO_CACHE CONTINUITY_DEBUG"
@@ -55,20 +55,9 @@ _FOUND_VIA = {
     "checkout": "in this checkout",
     "worktree": "in a sibling worktree",
 }
-_MISSING_HINT = {
-    "soul": "restore it from your sync history or copy vault-template/00-system/SOUL.md",
-    "preferences": "restore it from your sync history or copy vault-template/00-system/PREFERENCES.md",
-    "project": "run 'lifecycle init' in this checkout to create it",
-    "device": "run 'lifecycle init' in this checkout to create it",
-}
-
-_PLACEHOLDER_HINT = {
-    "soul": "write its ## Brief section (lifecycle edit soul)",
-    "preferences": "write its ## Brief section (lifecycle edit preferences)",
-    "project": "write what an agent must know about this project in its ## Brief section",
-    "device": "write what an agent must know about this computer in its ## Brief section",
-    "handoff": "write a real handoff with 'lifecycle handoff new --from FILE', or mark this one historical",
-}
+# Each source's remedies are part of its record in the registry of brief sources.
+_MISSING_HINT = {s.name: s.missing_hint for s in registry.SOURCES if s.missing_hint is not None}
+_PLACEHOLDER_HINT = {s.name: s.placeholder_hint for s in registry.SOURCES}
 # The remedy for a false positive is the person's to apply: the brief's notice never carries it.
 FALSE_POSITIVE_REMEDY = "remove it, or mark a false positive with 'pragma: allowlist secret' on that line"
 

@@ -39,7 +39,7 @@ from typing import Any
 from continuity import limits, tunables
 from continuity.errors import NoteError
 from continuity.health.scanfiles import NOTE_SUFFIX, Target
-from continuity.vault import access, layout, notes
+from continuity.vault import access, layout, notes, registry
 
 JSON_VERSION = 1
 TOO_LARGE = "too-large"
@@ -126,15 +126,9 @@ def cap_for(target: Target) -> int:
     if not target.in_vault:
         return limits.LIFECYCLE_TEXT_CAP_BYTES
     rel = target.rel
-    parts = rel.split("/")
-    if rel in (layout.SOUL, layout.PREFERENCES):
-        return limits.SOUL_CAP_BYTES if rel == layout.SOUL else limits.PREFERENCES_CAP_BYTES
-    if len(parts) == 3 and rel == layout.project_profile(parts[1]):
-        return limits.PROJECT_CAP_BYTES
-    if len(parts) == 3 and rel == layout.device_profile(parts[1]):
-        return limits.DEVICE_CAP_BYTES
-    if rel.startswith(layout.HANDOFFS + "/"):
-        return limits.HANDOFF_CAP_BYTES
+    source = registry.holding(rel)
+    if source is not None:
+        return source.cap_bytes
     if rel.startswith((layout.CANDIDATES + "/", layout.MEMORY + "/")):
         return tunables.RECALL_NOTE_CAP_BYTES
     if rel.startswith(layout.DOCUMENTS + "/"):

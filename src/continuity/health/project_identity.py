@@ -13,7 +13,7 @@ from pathlib import Path
 from continuity.health.report import Check, check
 from continuity.local import identity
 from continuity.local.connection import Connection
-from continuity.vault import layout, projects
+from continuity.vault import projects, registry
 
 ID = "project.identity"
 
@@ -25,7 +25,7 @@ def checks(conn: Connection, root: Path) -> list[Check]:
     if not ours.known:
         return [check(ID, "ok", "this repository has no origin remote and no commit yet: nothing to compare")]
     recorded = projects.read_project(root, conn.project)
-    profile = layout.project_profile(conn.project)
+    profile = registry.PROJECT.at(conn.project)
     others = [
         entry.id
         for entry in projects.list_projects(root)

@@ -24,28 +24,27 @@ from continuity import ids, limits, tunables
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.store import lease, writer
 from continuity.store.writer import WriteContext
-from continuity.vault import access, layout, notes
+from continuity.vault import access, layout, notes, registry
 
-EDITABLE = {
-    "soul": limits.SOUL_CAP_BYTES,
-    "preferences": limits.PREFERENCES_CAP_BYTES,
-    "project": limits.PROJECT_CAP_BYTES,
-    "device": limits.DEVICE_CAP_BYTES,
-}
-SHARED = ("soul", "preferences", "project")  # written by every computer; DEVICE.md only by its own
+
+def _takes() -> UsageError:
+    return UsageError(f"edit takes one of {', '.join(source.name for source in registry.EDITABLE)}")
+
+
+def editable(which: str) -> registry.Source:
+    """The source `lifecycle edit WHICH` changes (`vault.registry.EDITABLE`)."""
+    found = registry.BY_NAME.get(which)
+    if found is None or not found.editable:
+        raise _takes()
+    return found
 
 
 def edit_path(which: str, *, project: str | None = None, device: str | None = None) -> str:
     """The vault-relative file `which` names for this connection's project and device."""
-    if which == "soul":
-        return layout.SOUL
-    if which == "preferences":
-        return layout.PREFERENCES
-    if which == "project" and project:
-        return layout.project_profile(project)
-    if which == "device" and device:
-        return layout.device_profile(device)
-    raise UsageError(f"edit takes one of {', '.join(EDITABLE)}")
+    source = editable(which)
+    if source.label is not None and not {"project": project, "device": device}[source.label]:
+        raise _takes()
+    return source.at(project or "", device or "")
 
 
 @dataclass(frozen=True)
@@ -66,14 +65,15 @@ def plan_edit(
 ) -> EditPlan:
     """Validate a new profile (type, label, cap, secrets) and diff it; nothing is written."""
     rel = edit_path(which, project=project, device=device)
-    cap = EDITABLE[which]
+    source = editable(which)
     note = notes.parse_note(new_text.encode("utf-8"), f"the new {rel}")
-    if note.meta.get("type") != which:
-        raise InputRejected(f"the new {rel} must have 'type: {which}' in its frontmatter")
-    label = {"project": project, "device": device}.get(which)
-    if label is not None and note.meta.get(which) != label:
-        raise InputRejected(f"the new {rel} must have '{which}: {label}' in its frontmatter (its folder's name)")
-    writer.check_text(rel, new_text, cap)
+    if note.meta.get("type") != source.note_type:
+        raise InputRejected(f"the new {rel} must have 'type: {source.note_type}' in its frontmatter")
+    key = source.label
+    label = {"project": project, "device": device}[key] if key is not None else None
+    if key is not None and note.meta.get(key) != label:
+        raise InputRejected(f"the new {rel} must have '{key}: {label}' in its frontmatter (its folder's name)")
+    writer.check_text(rel, new_text, source.cap_bytes)
     try:
         old: bytes | None = access.read_capped(vault_root, rel, limits.LIFECYCLE_TEXT_CAP_BYTES)
     except NoteError as exc:
@@ -133,7 +133,7 @@ def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = tunables.E
             if plan.old is None:
                 if os.path.lexists(ctx.vault / plan.rel):
                     raise InputRejected(f"{plan.rel} appeared while this command ran; run it again")
-                tx.create(plan.rel, plan.new_text, op=op, note_id=note_id, cap=EDITABLE[plan.which])
+                tx.create(plan.rel, plan.new_text, op=op, note_id=note_id, cap=editable(plan.which).cap_bytes)
             else:
                 tx.expect(plan.rel, writer.sha256_hex(plan.old))
                 archived = _preserve(tx, plan, op, note_id)
@@ -142,7 +142,7 @@ def apply_edit(ctx: WriteContext, plan: EditPlan, *, lease_ttl: int = tunables.E
                     plan.new_text,
                     op=op,
                     note_id=note_id,
-                    cap=EDITABLE[plan.which],
+                    cap=editable(plan.which).cap_bytes,
                     expect_sha256=writer.sha256_hex(plan.old),
                 )
         finally:

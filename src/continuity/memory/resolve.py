@@ -24,7 +24,7 @@ from continuity import limits, tunables
 from continuity.errors import InputRejected, NoteError
 from continuity.store import writer
 from continuity.store.writer import WriteContext
-from continuity.vault import access, layout, notes
+from continuity.vault import access, layout, notes, registry
 
 # The line the merge file holds between the two sides; the person removes it with what they drop.
 MERGE_MARK = "=== lifecycle review: this computer's side follows; merge it above, then delete this line and below ==="
@@ -34,8 +34,15 @@ MERGED = "sync conflict: the two versions were merged into the original"
 
 
 def cap_for(rel: str) -> int:
-    if rel.startswith(layout.HANDOFFS + "/"):
-        return limits.HANDOFF_CAP_BYTES
+    """The cap a kept or edited note is written under.
+
+    A note in a source's folder (a handoff) takes that source's cap. A profile (SOUL.md, a DEVICE.md)
+    takes the lifecycle cap here, as it always has: its own cap is what `lifecycle edit` applies, and a
+    kept side over it is still named by doctor and left out of the brief rather than refused here.
+    """
+    source = registry.holding(rel)
+    if source is not None and source.folder:
+        return source.cap_bytes
     if rel.startswith((layout.CANDIDATES + "/", layout.MEMORY + "/")):
         return tunables.RECALL_NOTE_CAP_BYTES
     return limits.LIFECYCLE_TEXT_CAP_BYTES

@@ -123,10 +123,10 @@ def device_names(root: Path, device: str) -> tuple[tuple[str, ...], ...]:
     import os
 
     from continuity.errors import NoteError
-    from continuity.vault import access, layout, notes
+    from continuity.vault import access, notes, registry
 
     own = (tuple(words(device)),)
-    rel = layout.device_profile(device)
+    rel = registry.DEVICE.at(device=device)
     try:
         info = os.lstat(root / rel)
     except OSError:

@@ -33,7 +33,7 @@ from continuity.errors import InputRejected, NotConnected
 from continuity.local import connection, identity as repo_identity, made, userdirs
 from continuity.local.repo import find_repo_root
 from continuity.store import atomic
-from continuity.vault import layout, locate, notes, projects
+from continuity.vault import layout, locate, notes, projects, registry
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -208,9 +208,9 @@ def init(
     }
     templates = resource_dir("templates")
     device_text = fill((templates / "device.md").read_text("utf-8"), values)
-    _create_note(root, layout.device_profile(device), device_text, result)
+    _create_note(root, registry.DEVICE.at(device=device), device_text, result)
     _create_note(
-        root, layout.project_profile(project), fill((templates / "project.md").read_text("utf-8"), values), result
+        root, registry.PROJECT.at(project), fill((templates / "project.md").read_text("utf-8"), values), result
     )
     text = connection.render_connection(root, device, project, sys.executable)
     old = file.read_bytes() if file.is_file() and not file.is_symlink() else None
@@ -265,12 +265,7 @@ def profiles_filled(vault: Path, project: str, device: str) -> dict[str, bool | 
     from continuity.errors import NoteError
     from continuity.vault import access, placeholders
 
-    rels = {
-        "soul": layout.SOUL,
-        "preferences": layout.PREFERENCES,
-        "project": layout.project_profile(project),
-        "device": layout.device_profile(device),
-    }
+    rels = {source.name: source.at(project, device) for source in registry.EDITABLE}
     out: dict[str, bool | None] = {}
     for name, rel in rels.items():
         try:

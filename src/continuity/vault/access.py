@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from continuity import limits, safeio
 from continuity.errors import InputRejected, NoteError
 
-# The layout's names, re-exported: `vault.SOUL` and friends are how the rest of the code names them.
+# The layout's names, re-exported for code that reads the vault through `access` (`access.HANDOFFS`).
 from continuity.vault.layout import (
     ALL_DIRS as ALL_DIRS,
     ARCHIVE as ARCHIVE,
@@ -33,17 +33,13 @@ from continuity.vault.layout import (
     LESSONS as LESSONS,
     MEMORY as MEMORY,
     MEMORY_POLICY as MEMORY_POLICY,
-    PREFERENCES as PREFERENCES,
     PROJECTS as PROJECTS,
     SESSIONS as SESSIONS,
-    SOUL as SOUL,
     STATE as STATE,
     SYSTEM as SYSTEM,
     TOOL_STATE as TOOL_STATE,
     WORKING_SET_DIRS as WORKING_SET_DIRS,
     device_dir as device_dir,
-    device_profile as device_profile,
-    project_profile as project_profile,
 )
 
 

@@ -1,7 +1,8 @@
 """The vault's layout: folder and file names, relative to the vault, with nothing to import.
 
 Both the startup hook's warm path (which must not import `pathlib`) and `vault` take their names from
-here, so the two can never disagree about where a source lives.
+here, so the two can never disagree about where a folder is. Where each source of the brief lives
+(SOUL.md, a project's PROJECT.md …) is part of its record in `vault.registry`.
 """
 
 SYSTEM = "00-system"
@@ -22,8 +23,6 @@ ARCHIVE = "90-archive"
 TOOL_STATE = ".continuity"
 LEASES = ".continuity/leases"
 
-SOUL = "00-system/SOUL.md"
-PREFERENCES = "00-system/PREFERENCES.md"
 INDEX = "00-system/INDEX.md"
 MEMORY_POLICY = "00-system/MEMORY_POLICY.md"
 
@@ -48,13 +47,5 @@ ALL_DIRS = (
 )
 
 
-def project_profile(project: str) -> str:
-    return f"{PROJECTS}/{project}/PROJECT.md"
-
-
 def device_dir(device: str) -> str:
     return f"{DEVICES}/{device}"
-
-
-def device_profile(device: str) -> str:
-    return f"{DEVICES}/{device}/DEVICE.md"

@@ -21,9 +21,9 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from continuity import ids, limits
+from continuity import ids
 from continuity.errors import NoteError, UsageError
-from continuity.vault import access, layout, notes
+from continuity.vault import access, layout, notes, registry
 
 MAX_LISTED = 20  # projects named in one "cannot tell" message before "and N more"
 
@@ -57,8 +57,8 @@ def _text(value: object) -> str | None:
 def read_project(root: Path, project: str) -> Project | None:
     """The identity PROJECT.md records; None when there is no readable, valid profile."""
     try:
-        data = access.read_capped(root, layout.project_profile(project), limits.PROJECT_CAP_BYTES)
-        meta = notes.parse_note(data, layout.project_profile(project)).meta
+        data = access.read_capped(root, registry.PROJECT.at(project), registry.PROJECT.cap_bytes)
+        meta = notes.parse_note(data, registry.PROJECT.at(project)).meta
     except NoteError:
         return None
     repository = _text(meta.get("repository"))
