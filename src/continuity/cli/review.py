@@ -171,9 +171,10 @@ def _one(ctx: WriteContext, item: Item, number: int, total: int) -> bool:
         try:
             message = _act(ctx, item, keys.get(key, key))
         except ContinuityError as exc:
-            from continuity.cli.funnel import message, one_line
+            from continuity.cli.funnel import message as worded
+            from continuity.errors import one_line
 
-            warn(f"lifecycle: error: {one_line(message(exc))}")
+            warn(f"lifecycle: error: {one_line(worded(exc))}")
             continue
         emit(f"  {message}")
         if keys.get(key) == "edit":
