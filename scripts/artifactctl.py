@@ -48,7 +48,7 @@ OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOC
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
     "continuity/__init__.py": "813202bb5122288172e774fc4b1fbc494be0934393577ec77baed3ddd4d0f5e2",
-    "continuity/errors.py": "e9ad89c97fe2f134aaa6ac2ddfbe5f5e33d16b58ef5983a5688da5c1e38e591c",
+    "continuity/errors.py": "d2009542e39bf3800d9916e6751ec817690f3bee0edbfbc70aea900953e7ad80",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
     "continuity/limits.py": "e5ff41235fb62ced5bb724a3a237310deaf5089c16d5633dc74c1d7034e004f2",
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",

@@ -23,7 +23,7 @@ from writer_support import (
     write_lease,
 )
 
-from continuity import ids, limits
+from continuity import errors, ids, limits
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 from continuity.memory import handoff, handoff_write
 from continuity.vault import layout, notes
@@ -101,8 +101,9 @@ def test_predecessor_is_per_project(root: Path) -> None:
 
 def test_the_template_alone_is_refused(root: Path) -> None:
     """Without --from the body would be the template's placeholders: refused, nothing written."""
-    with pytest.raises(InputRejected, match="--from FILE"):
+    with pytest.raises(InputRejected) as caught:
         handoff_write.new_handoff(context(root, now=NOW), "From the template")
+    assert caught.value.field == "body" and "pass --from FILE" in errors.message(caught.value, errors.COMMAND_LINE)
     assert not list((root / layout.HANDOFFS).glob("*.md"))
 
 

@@ -9,6 +9,7 @@ import pytest
 from conftest import git, use_connection
 from typer.testing import CliRunner, Result
 
+from continuity import errors
 from continuity.cli import app
 from continuity.errors import UsageError
 from continuity.local import identity
@@ -83,8 +84,9 @@ def test_choose(
     ],
 )
 def test_when_it_cannot_tell_it_asks_for_a_project(entries: list[projects.Project]) -> None:
-    with pytest.raises(UsageError, match="rerun with --project ID") as caught:
+    with pytest.raises(UsageError) as caught:
         projects.choose(entries, "h/me/app", ROOT_A, "my-app")
+    assert "rerun with --project ID" in errors.message(caught.value, errors.COMMAND_LINE)
     assert all(entry.id in str(caught.value) for entry in entries)
 
 

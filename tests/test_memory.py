@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, journal_lines, make_vault, write_lease
 
-from continuity import limits, tunables
+from continuity import errors, limits, tunables
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 from continuity.memory import edits, lookup as memory_ids, revalidation, review as memory
 from continuity.store import lease, writer
@@ -226,8 +226,11 @@ def test_free_id_gives_up_with_a_next_step(root: Path) -> None:
     for attempt in range(1, tunables.NOTE_ID_ATTEMPTS + 1):
         name = base if attempt == 1 else f"{base}-{attempt}"
         (root / layout.CANDIDATES / f"{name}.md").write_text(f"---\nid: {name}\n---\n")
-    with pytest.raises(InputRejected, match=f"{base}-{tunables.NOTE_ID_ATTEMPTS} are all taken.*different --title"):
+    with pytest.raises(InputRejected, match=f"{base}-{tunables.NOTE_ID_ATTEMPTS} are all taken") as caught:
         candidate(root)
+    assert caught.value.field == "title"  # the command line names it --title, a tool call title
+    assert errors.message(caught.value, errors.COMMAND_LINE).endswith("; choose a different --title")
+    assert errors.message(caught.value, errors.TOOL_CALL).endswith("; choose a different title")
 
 
 # ------------------------------------------------------------------------------ supersede/archive

@@ -178,7 +178,7 @@ def test_session_and_line_helpers() -> None:
     assert writer.session_id("mine", {"CODEX_SESSION_ID": "abc"}) == "mine"
     assert writer.session_id(None, {}) is None
     with pytest.raises(UsageError):
-        writer.clean_line("\x1b[31m", "--title", 10)
+        writer.clean_line("\x1b[31m", "title", 10)
     assert writer.slugify("Fix the Login — now!", "x") == "fix-the-login-now"
     assert writer.slugify("日本語", "handoff") == "handoff"
 

@@ -56,7 +56,7 @@ def _serve_mcp(audience: str, harness: str) -> None:
         stdio.serve(os.getcwd(), audience, harness)
     except Exception as exc:
         from continuity.errors import EXIT_PROBLEMS, ContinuityError
-        from continuity.server.handlers import error_line
+        from continuity.server.tool import error_line
 
         if os.environ.get("CONTINUITY_DEBUG") == "1":
             import traceback

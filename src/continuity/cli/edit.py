@@ -25,6 +25,7 @@ import click
 import typer
 
 from continuity.cli.common import JsonOption, emit, emit_json, warn
+from continuity.cli.funnel import message
 from continuity.cli.memory import interactive
 from continuity.errors import ContinuityError, InputRejected, UsageError
 from continuity.vault import registry
@@ -86,7 +87,7 @@ def _edit_in_editor(
                 raise InputRejected(f"{rel} changed in the vault while you edited it (a sync arrived?)")
         except ContinuityError as exc:
             if interactive():
-                warn(f"lifecycle: {exc}")
+                warn(f"lifecycle: {message(exc)}")
                 if typer.confirm("Edit it again?", default=True, err=True):
                     continue
             raise _refused(exc, copy) from None
@@ -113,9 +114,9 @@ def _discard(copy: WorkingCopy | None) -> None:
 
 def _refused(exc: ContinuityError, copy: WorkingCopy) -> ContinuityError:
     """The refusal, with the file that keeps the person's text; the same exit code as the reason."""
-    reason = str(exc).removesuffix("; nothing was written")  # said once, below
-    message = f"{reason}; nothing was written, your text is kept in {copy.path} (edit it, then --from that file)"
-    return UsageError(message) if isinstance(exc, UsageError) else InputRejected(message)
+    reason = message(exc).removesuffix("; nothing was written")  # said once, below
+    text = f"{reason}; nothing was written, your text is kept in {copy.path} (edit it, then --from that file)"
+    return UsageError(text) if isinstance(exc, UsageError) else InputRejected(text)
 
 
 def edit(

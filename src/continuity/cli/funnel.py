@@ -17,15 +17,11 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from continuity.errors import EXIT_PROBLEMS, EXIT_USAGE, ContinuityError
+from continuity.errors import COMMAND_LINE, EXIT_USAGE, describe, message as errors_message, one_line
 
 
 def _debug() -> bool:
     return os.environ.get("CONTINUITY_DEBUG") == "1"
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def _once(text: str) -> str:
@@ -43,19 +39,15 @@ def _trace() -> None:
 
 
 def failure(exc: Exception, label: str) -> tuple[str, int]:
-    """The error line and exit code for a failure that is not a usage error of click's."""
+    """The error line and exit code for a failure that is not a usage error of click's: the one funnel
+    (`errors.describe`), with fields named as flags and the person's advice given."""
     _trace()
-    if isinstance(exc, ContinuityError):
-        advice = f"; {exc.advice}" if exc.advice else ""  # the person's, never the model's (errors.py)
-        return f"{label}: error: {one_line(str(exc) + advice)}", exc.exit_code
-    if isinstance(exc, OSError):
-        name = os.path.basename(str(exc.filename)) if exc.filename else ""
-        where = f": {name}" if name else ""
-        return f"{label}: error: {one_line(exc.strerror or str(exc))}{where}", EXIT_PROBLEMS
-    return (
-        f"{label}: error: unexpected {type(exc).__name__}; rerun with CONTINUITY_DEBUG=1 for details",
-        EXIT_PROBLEMS,
-    )
+    return describe(exc, COMMAND_LINE, label)
+
+
+def message(exc: Exception) -> str:
+    """A failure's text as the command line names its field (no advice), for a line a command words itself."""
+    return errors_message(exc, COMMAND_LINE)
 
 
 def _no_args_is_help(exc: click.exceptions.UsageError) -> bool:

@@ -171,9 +171,10 @@ def _one(ctx: WriteContext, item: Item, number: int, total: int) -> bool:
         try:
             message = _act(ctx, item, keys.get(key, key))
         except ContinuityError as exc:
-            from continuity.cli.funnel import one_line
+            from continuity.cli.funnel import message as worded
+            from continuity.errors import one_line
 
-            warn(f"lifecycle: error: {one_line(str(exc))}")
+            warn(f"lifecycle: error: {one_line(worded(exc))}")
             continue
         emit(f"  {message}")
         if keys.get(key) == "edit":
@@ -237,7 +238,9 @@ def _edit(ctx: WriteContext, rel: str, start_text: str | None) -> str | None:
         if start_text is None:
             resolve.write_edited(ctx, rel, copy.base or b"", text)
     except ContinuityError as exc:
-        raise type(exc)(f"{exc}; your text is kept in {copy.path}") from None
+        from continuity.cli.funnel import message
+
+        raise type(exc)(f"{message(exc)}; your text is kept in {copy.path}") from None
     if start_text is None:
         editor.discard(copy)
     return text

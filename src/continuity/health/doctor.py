@@ -100,8 +100,10 @@ def _described(invalid: list[tuple[str, str]]) -> str:
 
 
 def _crashed(name: str, exc: Exception, debug: bool) -> str:
-    """The message of a check whose provider raised: what, why, and what to do."""
-    lines = str(exc).strip().splitlines()
+    """The message of a check whose provider raised: what, why (as `errors.message` words it), what to do."""
+    from continuity.errors import COMMAND_LINE, message  # only a crashed check needs the wording
+
+    lines = message(exc, COMMAND_LINE).strip().splitlines()
     reason = lines[0] if lines else ""
     if len(reason) > MAX_CRASH_CHARS:
         reason = reason[:MAX_CRASH_CHARS] + " …"

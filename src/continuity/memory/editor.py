@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from continuity import limits, tunables
-from continuity.errors import InputRejected, NoteError, UsageError
+from continuity.errors import FIELD, InputRejected, NoteError, UsageError
 from continuity.local import userdirs
 from continuity.store import atomic
 from continuity.vault import access
@@ -87,7 +87,8 @@ def run_editor(copy: WorkingCopy, command: list[str]) -> None:
         done = subprocess.run([*command, str(copy.path)], check=False)
     except OSError as exc:
         raise UsageError(
-            f"cannot run the editor {command[0]!r} ({exc.strerror}); set $VISUAL or $EDITOR, or use --from FILE"
+            f"cannot run the editor {command[0]!r} ({exc.strerror}); set $VISUAL or $EDITOR, or use {FIELD} FILE",
+            field="body",
         ) from None
     if done.returncode != 0:
         raise UsageError(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from continuity import limits, tunables
-from continuity.errors import InputRejected
+from continuity.errors import FIELD, InputRejected
 from continuity.memory.handoff import SECTIONS, Handoff, id_for_name, read_all, select
 from continuity.vault import layout, notes, placeholders
 
@@ -139,16 +139,17 @@ def new_handoff(
     project = ctx.project
     if not project:
         raise InputRejected("a handoff needs a project; connect this checkout with 'lifecycle init'")
-    title = writer.clean_line(title, "--title", tunables.TITLE_MAX_CHARS)
-    session = writer.clean_line(ctx.session, "--session", tunables.SESSION_ID_MAX_CHARS) if ctx.session else None
+    title = writer.clean_line(title, "title", tunables.TITLE_MAX_CHARS)
+    session = writer.clean_line(ctx.session, "session", tunables.SESSION_ID_MAX_CHARS) if ctx.session else None
     input_start = 1
     if body is None:
         # The template's sections are placeholders; a handoff made of them would only tell the next
         # task that nothing is known, so it is refused like any body that is still the template.
         raise InputRejected(
-            "a handoff needs its sections written: pass --from FILE (or - for standard input) with "
+            f"a handoff needs its sections written: pass {FIELD} FILE (or - for standard input) with "
             "## Goal and status, ## Completed work, ## Risks and decisions and ## Next actions; "
-            "nothing was written"
+            "nothing was written",
+            field="body",
         )
     parsed = notes.parse_note(body.encode("utf-8"), source_name, require_frontmatter=False)
     body, input_start = parsed.body, parsed.body_start_line

@@ -214,12 +214,21 @@ def find_note(vault_root: Path, note_id: str, folders: tuple[str, ...]) -> Found
     return matches[0]
 
 
-def free_id(vault_root: Path, base: str, folder: str, *, unique_in: tuple[str, ...] = (), next_step: str = "") -> str:
+def free_id(
+    vault_root: Path,
+    base: str,
+    folder: str,
+    *,
+    unique_in: tuple[str, ...] = (),
+    next_step: str = "",
+    field: str | None = None,
+) -> str:
     """`base`, or `base-2`, `base-3`…: the first id that no note has taken.
 
     Taken: a file `<id>.md` in `folder` or in `90-archive/<folder>`, or a frontmatter id of a note
     in `folder`, in `unique_in`, or archived from one of them. After `NOTE_ID_ATTEMPTS` ids, exit 5
-    with `next_step` (what the person can do instead).
+    with `next_step` (what the person can do instead; it may name `field`, the input to change, as
+    `errors.FIELD`).
     """
     scope = tuple(dict.fromkeys((folder, *unique_in)))
     searched = scope + tuple(f"{layout.ARCHIVE}/{rel}" for rel in scope)
@@ -232,7 +241,8 @@ def free_id(vault_root: Path, base: str, folder: str, *, unique_in: tuple[str, .
             return candidate
     raise InputRejected(
         f"no free id for {base}: {base} and {base}-2 to {base}-{attempts} are all taken by notes or archived notes"
-        + (f"; {next_step}" if next_step else "")
+        + (f"; {next_step}" if next_step else ""),
+        field=field,
     )
 
 

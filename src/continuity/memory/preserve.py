@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from continuity import ids, tunables
-from continuity.errors import InputRejected, NoteError, UsageError
+from continuity.errors import FIELD, InputRejected, NoteError, UsageError
 from continuity.outbox import package as outbox_package
 from continuity.outbox.folder import STATE_NAME, format_time, outbox_path
 from continuity.store import writer
@@ -141,11 +141,11 @@ class Plan:
 def _why(text: str | None) -> str | None:
     if text is None:
         return None
-    clean = writer.clean_line(text, "--why", tunables.PRESERVE_WHY_MAX_CHARS)
+    clean = writer.clean_line(text, "why", tunables.PRESERVE_WHY_MAX_CHARS)
     from continuity.gate.secrets import scan_text
 
     if scan_text(clean):
-        raise InputRejected("--why looks like it holds a secret; nothing was written")
+        raise InputRejected(f"{FIELD} looks like it holds a secret; nothing was written", field="why")
     return clean
 
 
@@ -277,7 +277,9 @@ def plan(ctx: WriteContext, repo: Path, package: str, names: Sequence[str] = (),
             "proves nothing about its files; deliver them with 'lifecycle outbox deliver' and preserve that package"
         )
     if _looks_secret(package):
-        raise InputRejected("the package's name looks like a secret; deliver the files again under another --name")
+        raise InputRejected(
+            f"the package's name looks like a secret; deliver the files again under another {FIELD}", field="name"
+        )
     folder = f"{layout.DOCUMENTS}/{ctx.project}/{ctx.clock():%Y-%m-%d}-{package}"
     access.safe_rel(folder)
     idents = document_ids(package, found.files)

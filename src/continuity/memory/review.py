@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from continuity import ids, limits, tunables
-from continuity.errors import InputRejected, UsageError
+from continuity.errors import FIELD, InputRejected, UsageError
+from continuity.memory.claims import CONFIDENCES, DEFAULT_CONFIDENCE, DEFAULT_SCOPE, KINDS, SCOPES
 from continuity.memory.lookup import (
     Found,
     check_id,
@@ -41,18 +42,15 @@ from continuity.store import writer
 from continuity.store.writer import WriteContext
 from continuity.vault import layout, notes
 
-KINDS = ("fact", "decision", "lesson", "preference")
 KIND_FOLDERS = {"fact": layout.FACTS, "decision": layout.DECISIONS, "lesson": layout.LESSONS}
 MEMORY_FOLDERS = layout.APPROVED_FOLDERS
 ARCHIVABLE_FOLDERS = (layout.CANDIDATES, layout.SESSIONS, *MEMORY_FOLDERS, layout.HANDOFFS)
-SCOPES = ("global", "project", "device")
-CONFIDENCES = ("low", "medium", "high")
 NOTE_CAP_BYTES = tunables.RECALL_NOTE_CAP_BYTES
 
 
-def _choice(value: str, allowed: tuple[str, ...], label: str) -> str:
+def _choice(value: str, allowed: tuple[str, ...], field: str) -> str:
     if value not in allowed:
-        raise UsageError(f"{label} must be one of {', '.join(allowed)}")
+        raise UsageError(f"{FIELD} must be one of {', '.join(allowed)}", field=field)
     return value
 
 
@@ -89,20 +87,20 @@ def new_candidate(
     title: str,
     body: str | None = None,
     *,
-    scope: str = "project",
-    confidence: str = "medium",
+    scope: str = DEFAULT_SCOPE,
+    confidence: str = DEFAULT_CONFIDENCE,
     evidence: str | None = None,
     source_name: str = "the input",
 ) -> Created:
     """Record a proposed memory in `20-state/candidates/` with its provenance."""
-    _choice(kind, KINDS, "--type")
-    _choice(scope, SCOPES, "--scope")
-    _choice(confidence, CONFIDENCES, "--confidence")
-    title = writer.clean_line(title, "--title", tunables.TITLE_MAX_CHARS)
+    _choice(kind, KINDS, "type")
+    _choice(scope, SCOPES, "scope")
+    _choice(confidence, CONFIDENCES, "confidence")
+    title = writer.clean_line(title, "title", tunables.TITLE_MAX_CHARS)
     if evidence is not None:
-        evidence = writer.clean_line(evidence, "--evidence", tunables.EVIDENCE_MAX_CHARS)
+        evidence = writer.clean_line(evidence, "evidence", tunables.EVIDENCE_MAX_CHARS)
     if scope == "project" and not ctx.project:
-        raise UsageError("--scope project needs a connected project")
+        raise UsageError(f"{FIELD} project needs a connected project", field="scope")
     text, input_start = _input_body(body, source_name, title, kind)
     now = ctx.clock()
     with writer.transaction(ctx) as tx:
@@ -111,7 +109,8 @@ def new_candidate(
             f"cand-{kind}-{writer.slugify(title, 'note')}",
             layout.CANDIDATES,
             unique_in=ARCHIVABLE_FOLDERS,
-            next_step="choose a different --title",
+            next_step=f"choose a different {FIELD}",
+            field="title",
         )
         meta: dict[str, Any] = {
             "id": note_id,
@@ -228,7 +227,8 @@ def approve(ctx: WriteContext, candidate_id: str, *, revalidate_days: int = tuna
                 base,
                 folder,
                 unique_in=ARCHIVABLE_FOLDERS,
-                next_step="propose the claim again with a different --title and approve that candidate",
+                next_step=f"propose the claim again with a different {FIELD} and approve that candidate",
+                field="title",
             )
             skip = ("id", "type", "status", "approved_as", "approved", "created")
             meta: dict[str, Any] = {"id": note_id, "type": kind, "status": "approved"}

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity import tunables
-from continuity.errors import UsageError
+from continuity.errors import FIELD, UsageError
 from continuity.ids import is_valid_id
 from continuity.store.journal import KEYS, Entry
 from continuity.vault import access, layout, notes
@@ -267,9 +267,9 @@ def search(
 ) -> LogSearch:
     """The newest `limit` entries matching `query` across every device's journal."""
     if limit < 1:
-        raise UsageError("--limit must be at least 1")
+        raise UsageError(f"{FIELD} must be at least 1", field="limit")
     if not 1 <= window <= tunables.LOG_MAX_WINDOW_LINES:
-        raise UsageError(f"--window must be between 1 and {tunables.LOG_MAX_WINDOW_LINES} lines")
+        raise UsageError(f"{FIELD} must be between 1 and {tunables.LOG_MAX_WINDOW_LINES} lines", field="window")
     matcher = compile_query(query)
     needle = matcher.prefilter() if matcher else None
     opened = open_journals(root)

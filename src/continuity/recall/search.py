@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from continuity import tunables
-from continuity.errors import ContinuityError, UsageError
+from continuity.errors import FIELD, ContinuityError, UsageError
 from continuity.recall.index import Hit, Index, busy, discard, open_index
 from continuity.recall.terms import Term, parse_terms
 
@@ -296,9 +296,9 @@ def recall(
     `device`) lets the index skip its walk when the kernel saw nothing change (`recall.watch`).
     """
     if audience not in AUDIENCES:
-        raise UsageError(f"--for must be one of {', '.join(AUDIENCES)}")
+        raise UsageError(f"{FIELD} must be one of {', '.join(AUDIENCES)}", field="for")
     if limit < 1:
-        raise UsageError("--limit must be at least 1")
+        raise UsageError(f"{FIELD} must be at least 1", field="limit")
     terms = parse_terms(raw_terms)
     if not terms:
         raise UsageError("no term has a letter or digit to search for")

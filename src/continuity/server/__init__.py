@@ -1,7 +1,8 @@
-"""The MCP server (`lifecycle mcp`): the memory tools for any MCP client, over stdio. Each tool as the
-model reads it and its handler, declared together (`catalog`); what each tool does through the
-library's own read and write paths (`handlers`); arguments checked against the tool's own schema
-(`schema`); one client session and its calls (`session`); the session's metered allowance of private
+"""The MCP server (`lifecycle mcp`): the memory tools for any MCP client, over stdio. A tool declared
+once, its schema and handler together, and a refusal worded by the library's one error funnel
+(`tool`); the tools that read (`reads`) and those that write (`writes`), through the library's own
+read and write paths; the order they are listed in (`catalog`); arguments checked against the tool's
+own schema (`schema`); one client session and its calls (`session`); the session's metered allowance of private
 memory and of writes (`meter`); JSON-RPC and the handshake on the standard library (`protocol`); and
 the stdio transport with its clean ending on a signal (`stdio`).
 

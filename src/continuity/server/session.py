@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from continuity.errors import InputRejected
+from continuity.errors import InputRejected, one_line
 from continuity.server import catalog, schema
-from continuity.server.handlers import LABEL, Outcome, error_line, one_line
 from continuity.server.meter import Meter
+from continuity.server.tool import LABEL, Outcome, error_line
 
 if TYPE_CHECKING:
     from continuity.recall.watch import Watcher

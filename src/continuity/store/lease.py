@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity import limits, tunables
-from continuity.errors import InputRejected, LeaseHeld, NoteError, UsageError
+from continuity.errors import FIELD, InputRejected, LeaseHeld, NoteError, UsageError
 from continuity.ids import is_valid_id
 from continuity.local import userdirs
 from continuity.store import atomic
@@ -320,14 +320,16 @@ def clean_task(task: str | None) -> str | None:
         return None
     text = " ".join(task.split())
     if len(text) > tunables.LEASE_TASK_MAX_CHARS:
-        raise UsageError(f"--task is longer than {tunables.LEASE_TASK_MAX_CHARS} characters")
+        raise UsageError(f"{FIELD} is longer than {tunables.LEASE_TASK_MAX_CHARS} characters", field="task")
     if any(not ch.isprintable() for ch in text):
-        raise UsageError("--task must be printable text")
+        raise UsageError(f"{FIELD} must be printable text", field="task")
     from continuity.gate.secrets import scan_text
 
     found = scan_text(text)
     if found:
-        raise InputRejected(f"--task looks like it holds a secret ({found[0].detector}); the lease was not taken")
+        raise InputRejected(
+            f"{FIELD} looks like it holds a secret ({found[0].detector}); the lease was not taken", field="task"
+        )
     return text or None
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuity import ids, limits, tunables
-from continuity.errors import InputRejected, NotConnected
+from continuity.errors import FIELD, InputRejected, NotConnected
 from continuity.local import connection, identity as repo_identity, made, userdirs
 from continuity.local.repo import find_repo_root
 from continuity.store import atomic
@@ -100,7 +100,9 @@ def _check_new_target(path: Path) -> None:
         if not path.is_dir():
             raise InputRejected(f"{path} exists and is not a folder")
         if any(path.iterdir()):
-            raise InputRejected(f"{path} is not empty; --new creates a vault only in an absent or empty folder")
+            raise InputRejected(
+                f"{path} is not empty; {FIELD} creates a vault only in an absent or empty folder", field="new"
+            )
 
 
 def _check_placement(repo: Path, root: Path) -> None:
@@ -165,7 +167,8 @@ def init(
             existing = connection.load_connection(file, "checkout", repo, trusted_only=False)
         except NotConnected:
             if not force:
-                raise InputRejected(f"{file} exists but is invalid; rerun with --force to replace it") from None
+                invalid = f"{file} exists but is invalid; rerun with {FIELD} to replace it"
+                raise InputRejected(invalid, field="force") from None
     same_vault = existing is not None and existing.vault == root
     device = device or (existing.device if existing else None) or machine_device(root) or default_device()
     identity = repo_identity.of_repo(repo)
@@ -183,7 +186,8 @@ def init(
     if existing and not force and (existing.vault, existing.device, existing.project) != (root, device, project):
         raise InputRejected(
             f"this checkout is already connected (vault {existing.vault}, device {existing.device}, "
-            f"project {existing.project}); rerun with --force to change it"
+            f"project {existing.project}); rerun with {FIELD} to change it",
+            field="force",
         )
     _check_placement(repo, root)
     result = InitResult(file, root, device, project, found_by=found_by, identity=identity)

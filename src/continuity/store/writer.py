@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from continuity import limits, tunables
-from continuity.errors import InputRejected, NoteError, UsageError
+from continuity.errors import FIELD, InputRejected, NoteError, UsageError
 from continuity.store import atomic, journal, lease
 from continuity.store.documents import CheckedDocument
 from continuity.vault import access, layout, notes
@@ -237,7 +237,7 @@ def session_id(explicit: str | None, environ: Mapping[str, str] | None = None) -
     """`--session`, else the harness's session id from the environment, else None (then omitted)."""
     env = os.environ if environ is None else environ
     value = explicit if explicit else next((env[name] for name in SESSION_ENV if env.get(name)), None)
-    return clean_line(value, "--session", tunables.SESSION_ID_MAX_CHARS) if value else None
+    return clean_line(value, "session", tunables.SESSION_ID_MAX_CHARS) if value else None
 
 
 def connect(
@@ -335,15 +335,15 @@ def read_input(source: str, cap: int, stdin: BinaryIO | None = None) -> str:
     return notes.decode(data, name)
 
 
-def clean_line(value: str, label: str, max_chars: int) -> str:
-    """A one-line value from the command line (title, session): trimmed, printable, bounded."""
+def clean_line(value: str, field: str, max_chars: int) -> str:
+    """A one-line value (a title, a session): trimmed, printable, bounded; `field` names it in a refusal."""
     text = " ".join(value.split())
     if not text:
-        raise UsageError(f"{label} must not be empty")
+        raise UsageError(f"{FIELD} must not be empty", field=field)
     if len(text) > max_chars:
-        raise UsageError(f"{label} is longer than {max_chars} characters")
+        raise UsageError(f"{FIELD} is longer than {max_chars} characters", field=field)
     if any(not ch.isprintable() for ch in text):
-        raise UsageError(f"{label} must be printable text")
+        raise UsageError(f"{FIELD} must be printable text", field=field)
     return text
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity import limits, tunables
-from continuity.errors import ContinuityError, InputRejected, NotConnected, UsageError
+from continuity.errors import FIELD, ContinuityError, InputRejected, NotConnected, UsageError
 from continuity.store import atomic, lease, overlaps
 from continuity.sync import commit, ignore, recovery, remote, state, underlease
 from continuity.sync.combine import Combined, Conflict, cap_incoming, integrate
@@ -361,7 +361,7 @@ def clone(url: str, target: Path, device: str, on_refused: Callable[[str], None]
     privacy = remote.check_private(checked)
     remote.refuse_public(checked, privacy)
     if os.path.lexists(target) and (target.is_symlink() or not target.is_dir() or any(target.iterdir())):
-        raise InputRejected(f"{target} is not an empty folder; --clone needs an absent or empty one")
+        raise InputRejected(f"{target} is not an empty folder; {FIELD} needs an absent or empty one", field="clone")
     target.parent.mkdir(parents=True, exist_ok=True)
     parent = Git(target.parent, device)
     try:

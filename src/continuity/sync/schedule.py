@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from continuity import tunables
-from continuity.errors import ContinuityError, InputRejected
+from continuity.errors import FIELD, ContinuityError, InputRejected
 from continuity.outbox import sweep
 
 MARKER = "continuity-sync"
@@ -71,11 +71,14 @@ def install(repo: Path, *, script: Path | None = None, python: str | None = None
     script = script or default_script()
     if not script.is_file() or script.is_symlink():
         raise ContinuityError(
-            f"{script} is missing or a link; --install-hourly pins the {SCRIPT} of this continuity installation; "
-            "reinstall continuity"
+            f"{script} is missing or a link; {FIELD} pins the {SCRIPT} of this continuity installation; "
+            "reinstall continuity",
+            field="install_hourly",
         )
     if sys.platform == "win32":
-        raise ContinuityError("--install-hourly installs a cron entry; on Windows schedule 'lifecycle sync' yourself")
+        raise ContinuityError(
+            f"{FIELD} installs a cron entry; on Windows schedule 'lifecycle sync' yourself", field="install_hourly"
+        )
     digest = sweep.script_digest(script)
     entry = cron_line(repo, script, digest, python or sys.executable)
     table = sweep.read_crontab(JOB, dry_run=dry_run)

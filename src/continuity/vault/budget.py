@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity import limits
-from continuity.errors import UsageError
+from continuity.errors import FIELD, UsageError
 from continuity.vault import layout
 
 STATES = ("ok", "warning", "over", "incomplete")
@@ -61,7 +61,7 @@ class Thresholds:
                 raise UsageError(f"{flag} must be a whole number of at least 1")
         ratio = self.warn_ratio
         if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
-            raise UsageError("--warn-ratio must be a number above 0 and at most 1 (0.8 warns at 80%)")
+            raise UsageError(f"{FIELD} must be a number above 0 and at most 1 (0.8 warns at 80%)", field="warn_ratio")
 
     @cached_property
     def ratio(self) -> Fraction:

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from continuity import tunables
-from continuity.errors import InputRejected, NotConnected
+from continuity.errors import FIELD, InputRejected, NotConnected
 from continuity.vault import layout
 
 ANCESTORS_ABOVE = 2  # ancestors above the nearest existing one that are checked for being a vault
@@ -61,34 +61,39 @@ def neighbours(path: Path) -> list[Path]:
     return found
 
 
-def missing_message(path: Path) -> str:
-    """Why `path` may be missing and what to do; `--new` only when no vault is near."""
+def missing(path: Path) -> NotConnected:
+    """Why `path` may be missing and what to do; a new vault (`new`) only when no vault is near."""
     near = neighbours(path)
     if near:
-        return (
+        return NotConnected(
             f"the vault {path} does not exist, and {near[0]} beside it is a vault: if that is your vault, "
-            f"run init with --vault {near[0]}; otherwise check the path, and that the sync engine has "
-            "finished copying the vault to this computer"
+            f"run init with {FIELD} {near[0]}; otherwise check the path, and that the sync engine has "
+            "finished copying the vault to this computer",
+            field="vault",
         )
-    return (
+    return NotConnected(
         f"the vault {path} does not exist: if it is your existing vault, check the path and that the sync "
         "engine has finished copying it to this computer; if you mean a new vault (the first computer "
-        "only), add --new to create it there"
+        f"only), add {FIELD} to create it there",
+        field="new",
     )
 
 
 def check(path: Path) -> None:
     """NotConnected (exit 3) for a missing path, InputRejected (exit 5) for one that is not a vault."""
     if not os.path.lexists(path):
-        raise NotConnected(missing_message(path))
+        raise missing(path)
     if not path.is_dir():
         raise InputRejected(f"{path} is not a folder; give the vault's folder")
     if not (path / layout.SYSTEM).is_dir():
         # A mistyped path must not be turned into half a vault: a vault has its 00-system/ folder.
         inside = next((folder for folder in list(path.parents)[:ANCESTORS_ABOVE] if is_vault(folder)), None)
         if inside is not None:
-            raise InputRejected(f"{path} is a folder inside the vault {inside}; run init with --vault {inside}")
+            raise InputRejected(
+                f"{path} is a folder inside the vault {inside}; run init with {FIELD} {inside}", field="vault"
+            )
         raise InputRejected(
             f"{path} is not a vault (it has no {layout.SYSTEM}/): check the path, and that the sync engine "
-            "has finished copying the vault; --new creates a vault only in an absent or empty folder"
+            f"has finished copying the vault; {FIELD} creates a vault only in an absent or empty folder",
+            field="new",
         )

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from continuity import ids
-from continuity.errors import NoteError, UsageError
+from continuity.errors import FIELD, NoteError, UsageError
 from continuity.vault import access, layout, notes, registry
 
 MAX_LISTED = 20  # projects named in one "cannot tell" message before "and N more"
@@ -92,7 +92,8 @@ def _listing(entries: list[Project]) -> str:
 def _cannot_tell(why: str, entries: list[Project]) -> UsageError:
     return UsageError(
         f"cannot tell which project this checkout belongs to: {why}; the vault's projects: {_listing(entries)}; "
-        "rerun with --project ID (one of them, or a new id for a new project)"
+        f"rerun with {FIELD} ID (one of them, or a new id for a new project)",
+        field="project",
     )
 
 

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "2d05327f0a757d78ca87544d2a4b52e376ff9781db86eccb082fc5482e52169c"
+STARTUP_SCRIPT_SHA256 = "3109cb1ba134509a4edf8ad716b0037097fe10ad5f4a47ce390d694fbd7c9117"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
