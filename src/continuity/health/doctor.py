@@ -31,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,17 @@ _PLACEHOLDER_HINT = {
 }
 # The remedy for a false positive is the person's to apply: the brief's notice never carries it.
 FALSE_POSITIVE_REMEDY = "remove it, or mark a false positive with 'pragma: allowlist secret' on that line"
+
+
+@dataclass
+class _Run:
+    """Checks collected one `add` at a time: what `run` and the source check, with their many
+    branches, build their lists with."""
+
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, ident: str, level: str, message: str) -> None:
+        self.checks.append(check(ident, level, message))
 
 
 def _crashed(name: str, exc: Exception, debug: bool) -> str:
@@ -114,25 +126,25 @@ def run(
 ) -> Report:
     """Every check of `CHECKS`, then `extra`, in that order; never writes anything."""
     env: Mapping[str, str] = os.environ if environ is None else environ
+    out = _Run()
     try:
         conn = connection.discover(cwd, dict(env))
     except NotConnected as exc:
-        return Report((check("connection", "error", str(exc)),), resolve(cwd, env, None), connected=False)
+        out.add("connection", "error", str(exc))
+        return Report(tuple(out.checks), resolve(cwd, env, None), connected=False)
     where = _FOUND_VIA.get(conn.found_via, conn.found_via)
-    found = [
-        check(
-            "connection",
-            "ok",
-            f"found {where}: {conn.file}; device {conn.device!r} and project {conn.project!r} are valid ids",
-        )
-    ]
+    out.add(
+        "connection",
+        "ok",
+        f"found {where}: {conn.file}; device {conn.device!r} and project {conn.project!r} are valid ids",
+    )
     resolved = resolve(cwd, env, conn)
     try:
         root = connection.require_vault(conn)
     except NotConnected as exc:
-        found.append(check("vault", "error", str(exc)))
-        return Report(tuple(found), resolved, connected=False)
-    found.append(check("vault", "ok", f"{root} is reachable"))
+        out.add("vault", "error", str(exc))
+        return Report(tuple(out.checks), resolved, connected=False)
+    out.add("vault", "ok", f"{root} is reachable")
 
     result = scan.scan(root, conn.project, conn.device)
     gathered = sources.gather(root, conn.project, conn.device, render.SESSION_START)
@@ -142,38 +154,37 @@ def run(
     tracebacks: list[str] = []
     for each in (*CHECKS, *extra):
         try:
-            found.extend(each(context))
+            out.checks.extend(each(context))
         except Exception as exc:  # a broken check is one error, not a crashed doctor
             name = getattr(each, "__name__", "provider")
-            found.append(check(f"provider.{name}", "error", _crashed(name, exc, debug)))
+            out.add(f"provider.{name}", "error", _crashed(name, exc, debug))
             if debug:
                 import traceback
 
                 tracebacks.append(traceback.format_exc())
-    return Report(tuple(found), resolved, connected=True, scan=result, tracebacks=tuple(tracebacks))
+    return Report(tuple(out.checks), resolved, connected=True, scan=result, tracebacks=tuple(tracebacks))
 
 
 def _source_checks(ctx: Context) -> list[Check]:
     """Each hot source of a session start: loaded, or why not and what to do."""
-    conn = ctx.conn
+    conn, out = ctx.conn, _Run()
     paths = sources.hot_paths(conn.project, conn.device)
-    out: list[Check] = []
     for view in ctx.views:
         ident = f"source.{view.name}"
         cap = sources.HOT_CAPS[view.name]
         if view.included:
-            out.append(check(ident, "ok", f"{view.path}: valid, {view.size or 0:,} bytes (cap {cap:,}), no secrets"))
+            out.add(ident, "ok", f"{view.path}: valid, {view.size or 0:,} bytes (cap {cap:,}), no secrets")
         elif view.name == "handoff" and view.reason == "missing":
-            out.append(check(ident, "ok", f"no current handoff for project {conn.project!r} (nothing to resume)"))
+            out.add(ident, "ok", f"no current handoff for project {conn.project!r} (nothing to resume)")
         elif view.reason == "missing":
-            out.append(check(ident, "error", f"{paths[view.name]} is missing; {_MISSING_HINT[view.name]}"))
+            out.add(ident, "error", f"{paths[view.name]} is missing; {_MISSING_HINT[view.name]}")
         elif view.reason == "placeholder":
-            out.append(check(ident, "warn", f"{view.notice}; {_PLACEHOLDER_HINT[view.name]}"))
+            out.add(ident, "warn", f"{view.notice}; {_PLACEHOLDER_HINT[view.name]}")
         elif view.reason == "secret":
-            out.append(check(ident, "error", f"{view.notice}; {FALSE_POSITIVE_REMEDY}"))
+            out.add(ident, "error", f"{view.notice}; {FALSE_POSITIVE_REMEDY}")
         else:
-            out.append(check(ident, "error", view.notice or f"{view.path} is left out ({view.reason})"))
-    return out
+            out.add(ident, "error", view.notice or f"{view.path} is left out ({view.reason})")
+    return out.checks
 
 
 def _scan_verdicts(ctx: Context) -> list[Check]:
