@@ -62,7 +62,7 @@ PINNED_MODULES = {
     "continuity/outbox/folder.py": "f946a4a203413504a2c49b8027782cd00c7fad5e393313ae1e0a61c267754497",
     "continuity/outbox/sweep.py": "4f224ea2723b83af7a41d1789c5f05c710e48ae600b87e6fbad31bdf70b921ad",
     "continuity/safeio.py": "c8a10a7e2d76e06381faca38cd2793debbbe00629a719bc0eeae0daad2a244de",
-    "continuity/store/__init__.py": "a2463505c6daf17ae652450a61730e5f17d27e6287a1cd6a6c2b4250c2e6f697",
+    "continuity/store/__init__.py": "9841b369a22417fd9ac7f73976924575d1a23d80b914f0285686b15e1f03f655",
     "continuity/store/atomic.py": "76de5b4e2c6efb5b6f9b5d76be3cdc70729d576ceaf48c9253aaf7f891737768",
     "continuity/vault/__init__.py": "29d74ea921e772288dfa5597a35ad4d814b98319e3034e66e5935e6ce0467e45",
     "continuity/vault/access.py": "32f8632da7608e9c222cd7f66b75648c3c684c8383a0889ba03130d22b7005bb",

@@ -351,13 +351,13 @@ def test_malformed_lease_file_is_a_warning(vault: Path) -> None:
 
 def test_many_unusable_lease_files_are_counted_past_the_named_ones(vault: Path) -> None:
     extra = 3
-    for n in range(doctor.MAX_NAMED + extra):
+    for n in range(doctor_report.MAX_NAMED + extra):
         write(vault, f".continuity/leases/dev-{n:02d}.json", "{not json")
     found = {c.id: c for c in report(vault).checks}["lease.invalid"]
     assert found.level == "warn"
-    assert found.message.startswith(f"{doctor.MAX_NAMED + extra} unusable lease file(s): ")
+    assert found.message.startswith(f"{doctor_report.MAX_NAMED + extra} unusable lease file(s): ")
     assert found.message.endswith(f"; and {extra} more")
-    assert found.message.count(".continuity/leases/") == doctor.MAX_NAMED
+    assert found.message.count(".continuity/leases/") == doctor_report.MAX_NAMED
 
 
 # ----------------------------------------------------------------------------------------- scan
@@ -540,7 +540,7 @@ def test_extra_check_providers(vault: Path, monkeypatch: pytest.MonkeyPatch) -> 
     def broken(context: doctor.Context) -> list[doctor_report.Check]:
         raise RuntimeError(f"boom near {SECRET}\nsecond line")
 
-    monkeypatch.setattr(doctor, "PROVIDERS", [pin, broken])
+    monkeypatch.setattr(doctor, "CHECKS", (pin, broken))
     found = {c.id: c for c in report(vault).checks}
     assert found["hook.pin"].level == "warn"
     crashed = found["provider.broken"]

@@ -32,7 +32,7 @@ from writer_support import write_lease
 from continuity.brief import render, sources
 from continuity.health import doctor
 from continuity.memory import handoff
-from continuity.store import lease
+from continuity.records import leases as lease_records
 from continuity.vault.conflicts import ENGINES, conflict_engine
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.timezone.utc)
@@ -201,13 +201,13 @@ def test_leases_on_two_replicas_report_what_each_computer_sees(replicas: tuple[P
     syncer = Syncer(a, b, "onedrive")
     write_lease(a, DEVICE, NOW + dt.timedelta(hours=2), acquired=NOW)
     # Before the sync engine carries the lease, the other computer sees nothing: a lease cannot stop it.
-    assert lease.status(a, DEVICE, NOW).state == "held"
-    assert lease.status(b, OTHER_DEVICE, NOW).state == "none"
+    assert lease_records.status(a, DEVICE, NOW).state == "held"
+    assert lease_records.status(b, OTHER_DEVICE, NOW).state == "none"
     syncer.sync("a", "b")
-    assert lease.status(b, OTHER_DEVICE, NOW).state == "foreign"
-    assert lease.status(b, OTHER_DEVICE, NOW + dt.timedelta(hours=3)).state == "stale"
+    assert lease_records.status(b, OTHER_DEVICE, NOW).state == "foreign"
+    assert lease_records.status(b, OTHER_DEVICE, NOW + dt.timedelta(hours=3)).state == "stale"
     # Both computers took a lease before either synced: after the sync each sees the other's as foreign.
     write_lease(b, OTHER_DEVICE, NOW + dt.timedelta(hours=2), acquired=NOW)
     syncer.sync("b", "a")
-    assert lease.status(a, DEVICE, NOW).state == "foreign"
-    assert lease.status(b, OTHER_DEVICE, NOW).state == "foreign"
+    assert lease_records.status(a, DEVICE, NOW).state == "foreign"
+    assert lease_records.status(b, OTHER_DEVICE, NOW).state == "foreign"

@@ -1,8 +1,12 @@
-"""The package's shape: no import cycle, each package keeps the rule its docstring states, modules stay
-small, folders stay few, and docs/layout.md's tree names exactly the packages there are.
+"""The package's shape: no import cycle, each package keeps the rule its docstring states, the checks
+and retrieval import nothing of the write path, modules stay small, folders stay few, and
+docs/layout.md's tree names exactly the packages there are.
 
-Imports are read from the source with `ast`, lazy ones inside functions included and `if
-TYPE_CHECKING:` blocks left out, so what is checked is what can run.
+Imports are read from the source with `ast`, lazy ones inside functions included. The package rules
+leave `if TYPE_CHECKING:` blocks out, so what they check is what can run; the cycle check and the
+write-path rule take them in, since a type-only import still ties two modules' meanings together (a
+cycle there is a back-reference a reader has to hold in mind, and a type of the write path is part
+of it).
 """
 
 from __future__ import annotations
@@ -28,14 +32,15 @@ def _type_checking(test: ast.expr) -> bool:
     return getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING"
 
 
-def imported(path: Path) -> set[str]:
-    """Every module name an import statement of `path` may load (`from a import b` gives a and a.b)."""
+def imported(path: Path, typing: bool = False) -> set[str]:
+    """Every module name an import statement of `path` may load (`from a import b` gives a and a.b);
+    with `typing`, those of `if TYPE_CHECKING:` blocks too."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking(node.test):
+        if not typing and isinstance(node, ast.If) and _type_checking(node.test):
             for child in node.orelse:
                 visit(child)
             return
@@ -57,6 +62,7 @@ def imported(path: Path) -> set[str]:
 
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 IMPORTS = {name: imported(path) for name, path in MODULES.items()}
+TYPED_IMPORTS = {name: imported(path, typing=True) for name, path in MODULES.items()}
 
 
 def _ancestors(name: str) -> set[str]:
@@ -64,11 +70,16 @@ def _ancestors(name: str) -> set[str]:
     return {".".join(parts[:i]) for i in range(1, len(parts))}
 
 
-# A module's own packages are imported before it in any case: no edge, and no cycle through them.
-GRAPH = {
-    name: {m for m in found if m in MODULES and m != name and m not in _ancestors(name)}
-    for name, found in IMPORTS.items()
-}
+def edges(imports: dict[str, set[str]]) -> dict[str, set[str]]:
+    """A module's own packages are imported before it in any case: no edge, and no cycle through them."""
+    return {
+        name: {m for m in found if m in MODULES and m != name and m not in _ancestors(name)}
+        for name, found in imports.items()
+    }
+
+
+GRAPH = edges(IMPORTS)
+TYPED_GRAPH = edges(TYPED_IMPORTS)
 
 
 def reach(start: str) -> set[str]:
@@ -89,12 +100,13 @@ def reach(start: str) -> set[str]:
 
 
 def test_there_is_no_import_cycle() -> None:
+    """Type-only imports included: a check module that names doctor's types while doctor lists it is a cycle."""
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     cycles: list[list[str]] = []
 
     def walk(node: str, path: list[str]) -> None:
         state[node] = 1
-        for child in sorted(GRAPH[node]):
+        for child in sorted(TYPED_GRAPH[node]):
             if state.get(child) == 1:
                 cycles.append([*path[path.index(child) :], child])
             elif child not in state:
@@ -142,6 +154,28 @@ def test_the_rules_the_design_depends_on_are_stated() -> None:
         assert {"typer", "click", "portalocker", "continuity.store"} <= rules[name], name
     for name in ("health", "recall"):
         assert "continuity.store.writer" in rules[name], name
+    assert "continuity.store" in rules["recall"]
+
+
+READ_ONLY = ("continuity.health", "continuity.recall")
+
+
+@pytest.mark.parametrize("package", READ_ONLY)
+def test_the_checks_and_retrieval_import_nothing_of_the_write_path(package: str) -> None:
+    """Doctor and recall read leases, removals, overlaps and journals through `continuity.records`.
+
+    Their own modules name nothing of `continuity.store`, at run time or for types. (What doctor asks
+    of `trust` and `sync` for a read-only look lives in modules that also hold their own writers; the
+    package rules above say what those may import.)"""
+    found = {
+        name: sorted(m for m in TYPED_IMPORTS[name] if m == "continuity.store" or m.startswith("continuity.store."))
+        for name in MODULES
+        if name == package or name.startswith(package + ".")
+    }
+    assert len(found) > 1, package
+    assert not {name: mods for name, mods in found.items() if mods}
+    doc = ast.get_docstring(ast.parse((PACKAGE / package.rpartition(".")[2] / "__init__.py").read_bytes())) or ""
+    assert "nothing from continuity.store" in " ".join(doc.split()), f"{package}/__init__.py must state the rule"
 
 
 def test_no_module_is_too_long_and_no_folder_too_full() -> None:

@@ -18,6 +18,7 @@ from writer_support import NOW, cli, connect, context, journal_lines, make_vault
 
 from continuity import tunables
 from continuity.errors import InputRejected, LeaseHeld, UsageError
+from continuity.records import leases as lease_records
 from continuity.store import lease, writer
 from continuity.vault import layout
 
@@ -70,8 +71,8 @@ def test_durations_never_crash(text: str) -> None:
 
 
 def test_states_none_held_foreign_stale(root: Path) -> None:
-    assert lease.status(root, "laptop", NOW).state == "none"
-    assert lease.status(root, "laptop", NOW).line() == "lock=none"
+    assert lease_records.status(root, "laptop", NOW).state == "none"
+    assert lease_records.status(root, "laptop", NOW).line() == "lock=none"
 
     ctx = context(root, now=NOW)
     held = writer.acquire_lease(ctx, 3600, "parser work")
@@ -86,12 +87,12 @@ def test_states_none_held_foreign_stale(root: Path) -> None:
         "task": "parser work",
     }
     # The same files seen from the desktop: foreign while unexpired, stale afterwards.
-    seen = lease.status(root, "desktop", NOW).line()
+    seen = lease_records.status(root, "desktop", NOW).line()
     assert seen == "lock=foreign device=laptop expires=2026-11-30T04:57:00Z"
     later = NOW + 2 * HOUR
-    seen = lease.status(root, "desktop", later).line()
+    seen = lease_records.status(root, "desktop", later).line()
     assert seen == "lock=stale device=laptop expired=2026-11-30T04:57:00Z"
-    assert lease.status(root, "laptop", later).state == "stale"
+    assert lease_records.status(root, "laptop", later).state == "stale"
 
 
 def test_reacquire_extends_own_lease(root: Path) -> None:
@@ -162,7 +163,7 @@ def test_malformed_lease_files_are_reported_not_trusted(root: Path) -> None:
     write_lease(root, "desktop", NOW + HOUR)
     (folder / "desktop.json").rename(folder / "mismatch.json")
     (folder / ".desktop.json.0123456789ab.tmp").write_text("partial", encoding="utf-8")
-    current = lease.status(root, "laptop", NOW)
+    current = lease_records.status(root, "laptop", NOW)
     assert current.state == "none"
     assert sorted(rel.rpartition("/")[2] for rel, _ in current.invalid) == [
         "broken.json",
@@ -175,7 +176,7 @@ def test_malformed_lease_files_are_reported_not_trusted(root: Path) -> None:
 def test_lease_link_is_not_followed(root: Path, tmp_path: Path) -> None:
     outside = write_lease(tmp_path / "elsewhere", "desktop", NOW + HOUR)
     (root / lease.lease_rel("desktop")).symlink_to(outside)
-    current = lease.status(root, "laptop", NOW)
+    current = lease_records.status(root, "laptop", NOW)
     assert current.state == "none"
     assert current.invalid and "link" in current.invalid[0][1]
 
@@ -186,7 +187,7 @@ def test_newer_lease_version_fails_clearly(root: Path) -> None:
     doc["version"] = 2
     path.write_text(json.dumps(doc))
     with pytest.raises(InputRejected, match="newer version"):
-        lease.status(root, "laptop", NOW)
+        lease_records.status(root, "laptop", NOW)
 
 
 def test_task_text_is_checked(root: Path) -> None:
@@ -296,7 +297,7 @@ def test_racing_processes_leave_exactly_one_holder(root: Path, tmp_path: Path) -
     assert sorted(codes) == [0] + [4] * (len(devices) - 1), errors
     winner = devices[codes.index(0)]
     assert sorted(p.name for p in (root / layout.LEASES).iterdir()) == [f"{winner}.json"]
-    assert lease.status(root, winner).state == "held"
+    assert lease_records.status(root, winner).state == "held"
 
 
 # ---------------------------------------------------------------------------------------- CLI

@@ -16,7 +16,8 @@ from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, j
 from continuity import errors, limits, tunables
 from continuity.errors import InputRejected, LeaseHeld, UsageError
 from continuity.memory import edits, lookup as memory_ids, revalidation, review as memory
-from continuity.store import lease, writer
+from continuity.records import leases as lease_records
+from continuity.store import writer
 from continuity.vault import layout, notes, registry
 
 DAY = dt.timedelta(days=1)
@@ -364,7 +365,7 @@ def test_edit_soul_archives_previous_version(root: Path) -> None:
     assert (root / registry.SOUL.path).read_text() == SOUL
     ops = [line["op"] for line in journal_lines(root)]
     assert ops == ["lease.acquire", "soul.edit", "soul.edit", "lease.release"]
-    assert lease.status(root, "laptop", NOW).state == "none"  # the lease taken for the edit is given back
+    assert lease_records.status(root, "laptop", NOW).state == "none"  # the lease taken for the edit is given back
     # The same edit again is no change; a second real edit in the same second gets its own archive name.
     assert edits.plan_edit(root, "soul", SOUL).unchanged
     again = edits.apply_edit(context(root, now=NOW), edits.plan_edit(root, "soul", SOUL + "more\n"))
@@ -374,7 +375,7 @@ def test_edit_soul_archives_previous_version(root: Path) -> None:
 def test_edit_keeps_a_lease_already_held(root: Path) -> None:
     writer.acquire_lease(context(root, now=NOW), 3600, "long task")
     edits.apply_edit(context(root, now=NOW), edits.plan_edit(root, "preferences", "---\ntype: preferences\n---\nx\n"))
-    current = lease.status(root, "laptop", NOW)
+    current = lease_records.status(root, "laptop", NOW)
     assert current.state == "held" and current.lease is not None and current.lease.task == "long task"
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from continuity import tunables
-from continuity.store import overlaps
+from continuity.records import overlaps
+from continuity.store import records
 
 
 def _overlap(n: int) -> overlaps.Overlap:
@@ -24,13 +25,13 @@ def test_a_record_past_a_lease_files_cap_keeps_every_overlap_and_review(tmp_path
     vault.mkdir()
     count = 40
     for n in range(count):
-        overlaps.record(vault, "dev-b", [_overlap(n)])
+        records.record_overlaps(vault, "dev-b", [_overlap(n)])
     record = vault / overlaps.record_rel("dev-b")
     assert record.stat().st_size > tunables.LEASE_FILE_CAP_BYTES
     found, reviewed = overlaps.read_all(vault)
     assert [item.id for item in found] == [f"ov-{n:03d}" for n in range(count)]
-    overlaps.mark_reviewed(vault, "dev-b", ["ov-000", "ov-001"])
-    overlaps.record(vault, "dev-b", [_overlap(count)])
+    records.mark_reviewed(vault, "dev-b", ["ov-000", "ov-001"])
+    records.record_overlaps(vault, "dev-b", [_overlap(count)])
     found, reviewed = overlaps.read_all(vault)
     assert len(found) == count + 1 and {"ov-000", "ov-001"} <= reviewed
     assert [item.id for item in overlaps.open_overlaps(vault)][:1] == ["ov-002"]

@@ -18,6 +18,7 @@ from continuity import limits, tunables
 from continuity.cli.application import app
 from continuity.errors import EXIT_NOT_CONNECTED, EXIT_REJECTED, InputRejected, LeaseHeld
 from continuity.local import connection
+from continuity.records import leases as lease_records
 from continuity.store import lease, writer
 from continuity.sync import engine, leases, remote as remotes, state
 from continuity.sync.combine import Conflict
@@ -304,7 +305,7 @@ def test_interrupted_checkout_is_finished(tmp_path: Path) -> None:
     git(a.vault, "fetch", "-q", "origin")
     head, target = git(a.vault, "rev-parse", "main").strip(), git(a.vault, "rev-parse", "origin/main").strip()
     # As if a sync had been killed after recording the step and before moving anything.
-    state.begin(a.vault, lease.utcnow(), phase="checkout", **{"from": head, "to": target})
+    state.begin(a.vault, lease_records.utcnow(), phase="checkout", **{"from": head, "to": target})
     (a.vault / ".git/index.lock").write_text("")
     assert state.describe(a.vault, a.name).state == "interrupted"
     result = a.sync()

@@ -26,6 +26,7 @@ from syncvaults import Device, devices, git, remote_history
 from continuity import limits
 from continuity.errors import LeaseHeld
 from continuity.local import connection
+from continuity.records import leases as lease_records
 from continuity.store import journal, lease, writer
 from continuity.sync import leases
 from continuity.vault import access
@@ -109,7 +110,7 @@ class World:
                 None,
                 "x.md",
                 None,
-                lease.utcnow(),
+                lease_records.utcnow(),
             )
 
     def shared(self, device: Device) -> None:
@@ -167,12 +168,13 @@ class World:
                     continue
                 for line in path.read_text("utf-8", "replace").splitlines():
                     assert not line.startswith(("<<<<<<<", ">>>>>>>", "=======")), path
-        now = lease.utcnow()
+        now = lease_records.utcnow()
         listing = git(self.remote, "ls-tree", "--name-only", "main", ".continuity/leases/")
         unexpired = []
         for rel in listing.split():
             doc = json.loads(git(self.remote, "show", f"main:{rel}"))
-            if lease.parse_lease(json.dumps(doc, indent=2, ensure_ascii=False).encode() + b"\n", rel).expires > now:
+            data = json.dumps(doc, indent=2, ensure_ascii=False).encode() + b"\n"
+            if lease_records.parse_lease(data, rel).expires > now:
                 unexpired.append(rel)
         assert len(unexpired) <= 1, unexpired
         history = remote_history(self.remote)

@@ -244,7 +244,7 @@ def _check_vault(root: Path) -> int:
     path = root / vault_access.journal("laptop")
     raw = path.read_bytes() if path.exists() else b""
     assert raw == b"" or raw.endswith(b"\n")
-    from continuity.store import journal
+    from continuity.records import journal
 
     read = journal.read(root / vault_access.journal("laptop"))
     assert read.malformed == 0

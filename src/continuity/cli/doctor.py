@@ -72,15 +72,13 @@ def doctor(
     from continuity.cli.review import doctor_check
     from continuity.health import doctor as core
 
-    if doctor_check not in core.PROVIDERS:
-        core.PROVIDERS.append(doctor_check)  # what waits on the person: counted, and `lifecycle review` named
     if fix:
         from continuity.store import cleanup
 
         for rel in cleanup.fix(Path.cwd(), on_wait=warn):
             warn(f"removed leftover temporary file {rel}")
 
-    report = core.run(Path.cwd())
+    report = core.run(Path.cwd(), extra=(doctor_check,))  # what waits on the person, naming `lifecycle review`
     for trace in report.tracebacks:
         warn(trace.rstrip("\n"))
     failed = None

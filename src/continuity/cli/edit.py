@@ -141,11 +141,12 @@ def edit(
     """Change SOUL.md, PREFERENCES.md, PROJECT.md or DEVICE.md after checks; the old one goes to 90-archive/."""
     from continuity import limits
     from continuity.memory import edits
+    from continuity.records.leases import status
     from continuity.store import lease, writer
 
     conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     rel = edits.edit_path(which, project=conn.project, device=ctx.device)
-    lease.refuse_if_foreign(lease.status(ctx.vault, ctx.device, ctx.now))
+    lease.refuse_if_foreign(status(ctx.vault, ctx.device, ctx.now))
     shared = edits.editable(which).shared
     if not interactive():
         needs = (("--yes", source is not None and not yes), ("--accept-concurrency-risk", shared and not accept_risk))

@@ -11,7 +11,7 @@ from continuity import tunables
 from continuity.cli.common import JsonOption, emit, emit_json, warn
 
 if TYPE_CHECKING:
-    from continuity.store.lease import LeaseStatus
+    from continuity.records.leases import LeaseStatus
     from continuity.sync.leases import Published
 
 lease_app = typer.Typer(
@@ -53,6 +53,7 @@ def acquire(
     json_out: JsonOption = False,
 ) -> None:
     """Take this computer's lease, or extend it (exit 4 while another device holds one)."""
+    from continuity.records.leases import status as lease_status
     from continuity.store import lease, writer
     from continuity.sync import leases
 
@@ -62,7 +63,7 @@ def acquire(
     leases.refresh(ctx.vault, ctx.device)
     taken = writer.acquire_lease(ctx, seconds, task)
     published = _publish(ctx.vault, ctx.device, releasing=False)
-    _report(lease.status(ctx.vault, ctx.device) if published.remote else taken, json_out)
+    _report(lease_status(ctx.vault, ctx.device) if published.remote else taken, json_out)
 
 
 @lease_app.command()
@@ -81,11 +82,12 @@ def release(
     Removing another device's unexpired lease asks first on a terminal (or needs --yes); it is
     journaled, and that device is told in its `lease status` and `doctor`.
     """
-    from continuity.store import lease, writer
+    from continuity.records import leases
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     if force:
-        _confirm_removal(lease.status(ctx.vault, ctx.device, ctx.clock()), yes)
+        _confirm_removal(leases.status(ctx.vault, ctx.device, ctx.clock()), yes)
     result = writer.release_lease(ctx, force)
     _publish(ctx.vault, ctx.device, releasing=True, removed=tuple(item.rel for item in result.released))
     if not json_out:
@@ -98,10 +100,10 @@ def _confirm_removal(current: LeaseStatus, yes: bool) -> None:
     """Another device's unexpired lease is removed only with the person's say-so (UsageError otherwise)."""
     from continuity.cli.memory import interactive
     from continuity.errors import UsageError
-    from continuity.store import lease
+    from continuity.records.leases import utcnow
     from continuity.vault import notes
 
-    moment = lease.utcnow()
+    moment = utcnow()
     held = [item for item in current.leases if item.device != current.device and not item.expired(moment)]
     if not held or yes:
         return
@@ -122,10 +124,11 @@ def _confirm_removal(current: LeaseStatus, yes: bool) -> None:
 @lease_app.command()
 def status(json_out: JsonOption = False) -> None:
     """Print lock=none|held|foreign|stale as this computer sees the synchronized vault."""
-    from continuity.store import lease, removals, writer
+    from continuity.records import leases, removals
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd())
-    current = lease.status(ctx.vault, ctx.device)
+    current = leases.status(ctx.vault, ctx.device)
     own = current.own()
     removed = removals.seen_by(ctx.vault, ctx.device, own.acquired if own else None, ctx.clock())
     _report(current, json_out, {"removed": removed.to_json() if removed else None})
@@ -143,13 +146,14 @@ def overlaps(
     json_out: JsonOption = False,
 ) -> None:
     """List writes made while another computer held the lease (found at sync), until they are reviewed."""
-    from continuity.store import lease, overlaps as found_overlaps, writer
+    from continuity.records import overlaps as found_overlaps
+    from continuity.store import lease, records, writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     listed = found_overlaps.open_overlaps(ctx.vault)
     if reviewed and listed:
         with lease.local_lock(ctx.vault, on_wait=warn):
-            found_overlaps.mark_reviewed(ctx.vault, ctx.device, [item.id for item in listed])
+            records.mark_reviewed(ctx.vault, ctx.device, [item.id for item in listed])
     if json_out:
         emit_json({"version": 1, "overlaps": [item.to_json() for item in listed], "reviewed": reviewed})
         return

@@ -51,9 +51,10 @@ def interactive() -> bool:
 
 
 def _refuse_foreign(ctx: WriteContext) -> None:
+    from continuity.records.leases import status
     from continuity.store import lease
 
-    lease.refuse_if_foreign(lease.status(ctx.vault, ctx.device, ctx.now))
+    lease.refuse_if_foreign(status(ctx.vault, ctx.device, ctx.now))
 
 
 def _need(flag: str, what: str) -> None:

@@ -109,13 +109,14 @@ def preserve(
     from continuity.errors import InputRejected
     from continuity.memory import preserve as core, preserve_write
     from continuity.outbox.package import locate_package
+    from continuity.records.leases import status
     from continuity.store import lease, writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     repo, name = locate_package(Path.cwd(), package)
     plan = core.plan(ctx, repo, name, files or (), why=why)
     if plan.files:
-        lease.refuse_if_foreign(lease.status(ctx.vault, ctx.device, ctx.now))
+        lease.refuse_if_foreign(status(ctx.vault, ctx.device, ctx.now))
         if not yes:
             plan = _confirm(ctx, plan)
     result = preserve_write.apply(ctx, plan)

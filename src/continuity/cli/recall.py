@@ -13,7 +13,7 @@ from continuity.cli.common import JsonOption, emit, emit_json, report, warn
 
 if TYPE_CHECKING:
     from continuity.recall.journal_search import LogSearch
-    from continuity.store.journal import Entry
+    from continuity.records.journal import Entry
 
 
 def _connected() -> tuple[Path, str, str]:

@@ -22,7 +22,7 @@ from continuity.cli.common import JsonOption, emit, emit_json, warn
 from continuity.errors import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
-    from continuity.health.doctor import Context
+    from continuity.health.context import Context
     from continuity.health.report import Check
     from continuity.memory.inbox import Item
     from continuity.store.writer import WriteContext
@@ -247,7 +247,7 @@ def _edit(ctx: WriteContext, rel: str, start_text: str | None) -> str | None:
 
 
 def doctor_check(ctx: Context) -> list[Check]:
-    """Doctor's count of what waits, naming `lifecycle review` (registered by `cli.doctor`)."""
+    """Doctor's count of what waits, naming `lifecycle review` (which `cli.doctor` adds to doctor's checks)."""
     from continuity.health.report import check
     from continuity.memory import inbox
 

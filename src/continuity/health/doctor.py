@@ -4,8 +4,9 @@ Doctor runs the very same gathering, validation and rendering as the startup bri
 `sources.validate`, `render.render`), so the two can never disagree about a source; it only adds what
 a session start has no room for: a per-source verdict, the rendered sizes against every ceiling, the
 handoff set, the lease, and the bounded metadata scan of `scan.py`. The checks are read-only: no lease,
-no lock, no cache, nothing written anywhere. Only `fix` (`doctor --fix`) writes, as an ordinary vault
-write (local lock, lease check, journal).
+no lock, no cache, nothing written anywhere, and nothing of `health` imports the write path (`store`).
+Only `fix` (`doctor --fix`, in the CLI) writes, as an ordinary vault write (local lock, lease check,
+journal).
 
 Each check is an id, a level and one line that says what to do (`doctor_report`). Errors:
 whatever leaves a hot source out (missing except the handoff, invalid, too large, secret, link, label
@@ -17,8 +18,9 @@ unusable lease files, leftover temporary files, links, an incomplete scan. A lis
 `MAX_NAMED` of them and counts the rest. Secrets are named by line and detector, never by value;
 vault names are shown with control characters escaped so a crafted file name cannot drive the terminal.
 
-Checks that belong to other modules (the hook pin, the last hook delivery) plug in through
-`PROVIDERS`: each provider gets the resolved context and returns its checks. A provider that raises
+Once the connection and the vault are found, every check has one shape, a function of the resolved
+`Context` returning its checks, and is listed once, in report order, in `CHECKS` (a check a caller
+adds, such as the CLI's review count, comes after them through `run(extra=...)`). A check that raises
 instead is an error (`provider.<name>`, with the exception's first line): a check that did not run
 cannot vouch for anything, and a stale pin, the hook pin check's subject, stops the hook. Under
 CONTINUITY_DEBUG=1 the report also carries the traceback, which the CLI prints on stderr.
@@ -28,15 +30,15 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuity import limits, tunables
 from continuity.brief import render, sources
-from continuity.errors import ContinuityError, NotConnected, NoteError
-from continuity.health import outbox_paths
+from continuity.errors import NotConnected
+from continuity.health import brief_checks, lease_state, outbox_paths
+from continuity.health.context import CheckFn, Context
 from continuity.health.memory_notes import note_checks
 from continuity.health.report import Check, Report, check
 from continuity.health.sync_state import sync_checks
@@ -48,7 +50,6 @@ from continuity.vault import registry, scan
 # Environment variables doctor (and what it calls) reads; `resolved.environment` shows their values.
 _ENV = "HOME XDG_CACHE_HOME XDG_STATE_HOME CONTINUITY_NO_CACHE CONTINUITY_DEBUG"
 ENV_READ: tuple[str, ...] = (connection.ENV_CONNECTION, *_ENV.split())
-MAX_NAMED = 10  # names listed in one check's message before "and N more"
 MAX_CRASH_CHARS = 200  # of a crashed check's exception message (its first line) in the check's message
 _FOUND_VIA = {
     "env": f"via {connection.ENV_CONNECTION}",
@@ -62,41 +63,15 @@ _PLACEHOLDER_HINT = {s.name: s.placeholder_hint for s in registry.SOURCES}
 FALSE_POSITIVE_REMEDY = "remove it, or mark a false positive with 'pragma: allowlist secret' on that line"
 
 
-@dataclass(frozen=True)
-class Context:
-    """What a check provider may look at: everything doctor resolved, nothing it has to re-discover."""
-
-    cwd: Path
-    environ: Mapping[str, str]
-    conn: Connection
-    root: Path
-    now: dt.datetime | None
-
-
-Provider = Callable[[Context], list[Check]]
-# Checks owned by other modules register here (for example the hook pin and the last hook delivery).
-PROVIDERS: list[Provider] = []
-
-
 @dataclass
 class _Run:
+    """Checks collected one `add` at a time: what `run` and the source check, with their many
+    branches, build their lists with."""
+
     checks: list[Check] = field(default_factory=list)
 
     def add(self, ident: str, level: str, message: str) -> None:
         self.checks.append(check(ident, level, message))
-
-
-def _names(items: list[str]) -> str:
-    shown = ", ".join(items[:MAX_NAMED])
-    more = len(items) - MAX_NAMED
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
-def _described(invalid: list[tuple[str, str]]) -> str:
-    """Unusable files as "path: why", `MAX_NAMED` of them, then "and N more"."""
-    described = [message if rel in message else f"{rel}: {message}" for rel, message in invalid]
-    more = len(described) - MAX_NAMED
-    return "; ".join(described[:MAX_NAMED]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _crashed(name: str, exc: Exception, debug: bool) -> str:
@@ -134,8 +109,13 @@ def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[
     }
 
 
-def run(cwd: Path, environ: Mapping[str, str] | None = None, now: dt.datetime | None = None) -> Report:
-    """Every check, in a stable order; never writes anything."""
+def run(
+    cwd: Path,
+    environ: Mapping[str, str] | None = None,
+    now: dt.datetime | None = None,
+    extra: Sequence[CheckFn] = (),
+) -> Report:
+    """Every check of `CHECKS`, then `extra`, in that order; never writes anything."""
     env: Mapping[str, str] = os.environ if environ is None else environ
     out = _Run()
     try:
@@ -160,25 +140,14 @@ def run(cwd: Path, environ: Mapping[str, str] | None = None, now: dt.datetime | 
     result = scan.scan(root, conn.project, conn.device)
     gathered = sources.gather(root, conn.project, conn.device, render.SESSION_START)
     views, policy_notices = sources.validate(gathered)
-    _source_checks(out, views, conn)
-    _policy_checks(out, gathered)
-    extra = [*policy_notices, *scan.notices(result)]
-    _brief_check(out, render.SESSION_START, views, extra)
-    sub_views, sub_notices = sources.validate(sources.gather(root, conn.project, conn.device, render.SUBAGENT_START))
-    _brief_check(out, render.SUBAGENT_START, sub_views, [*sub_notices, *scan.notices(result)])
-    _handoff_checks(out, gathered, conn.project)
-    out.checks.extend(outbox_paths.checks(gathered, conn))
-    _lease_checks(out, root, conn.device, now)
-    for ident, level, message in scan.verdicts(result):
-        out.add(ident, level, message)
-    context = Context(cwd, env, conn, root, now)
+    context = Context(cwd, env, conn, root, now, result, gathered, views, policy_notices)
     debug = env.get("CONTINUITY_DEBUG") == "1"
     tracebacks: list[str] = []
-    for provider in PROVIDERS:
+    for each in (*CHECKS, *extra):
         try:
-            out.checks.extend(provider(context))
-        except Exception as exc:  # a broken provider is one error, not a crashed doctor
-            name = getattr(provider, "__name__", "provider")
+            out.checks.extend(each(context))
+        except Exception as exc:  # a broken check is one error, not a crashed doctor
+            name = getattr(each, "__name__", "provider")
             out.add(f"provider.{name}", "error", _crashed(name, exc, debug))
             if debug:
                 import traceback
@@ -187,9 +156,11 @@ def run(cwd: Path, environ: Mapping[str, str] | None = None, now: dt.datetime | 
     return Report(tuple(out.checks), resolved, connected=True, scan=result, tracebacks=tuple(tracebacks))
 
 
-def _source_checks(out: _Run, views: list[render.SourceView], conn: Connection) -> None:
+def _source_checks(ctx: Context) -> list[Check]:
+    """Each hot source of a session start: loaded, or why not and what to do."""
+    conn, out = ctx.conn, _Run()
     paths = sources.hot_paths(conn.project, conn.device)
-    for view in views:
+    for view in ctx.views:
         ident = f"source.{view.name}"
         cap = sources.HOT_CAPS[view.name]
         if view.included:
@@ -204,114 +175,12 @@ def _source_checks(out: _Run, views: list[render.SourceView], conn: Connection) 
             out.add(ident, "error", f"{view.notice}; {FALSE_POSITIVE_REMEDY}")
         else:
             out.add(ident, "error", view.notice or f"{view.path} is left out ({view.reason})")
+    return out.checks
 
 
-def _policy_checks(out: _Run, gathered: sources.Gathered) -> None:
-    from continuity.vault import notes
-
-    for raw in gathered.policy:
-        ident = "policy." + raw.rel.rpartition("/")[2].removesuffix(".md").lower()
-        if raw.error is not None and raw.error.reason == "missing":
-            out.add(ident, "warn", f"{raw.rel} is missing; copy it from vault-template/{raw.rel}")
-            continue
-        found = sources.policy_notices(gathered._replace(policy=(raw,)))
-        if found:
-            out.add(ident, "error", "; ".join(found))
-            continue
-        assert raw.data is not None
-        try:
-            notes.parse_note(raw.data, raw.rel, require_frontmatter=False)
-        except NoteError as exc:
-            out.add(ident, "warn", f"{exc}; fix the frontmatter block")
-            continue
-        out.add(ident, "ok", f"{raw.rel}: {raw.size or 0:,} bytes, no secrets (checked, never in the brief)")
-
-
-def _brief_check(out: _Run, event: str, views: list[render.SourceView], extra: list[str]) -> None:
-    briefs = {harness: render.render(event, harness, views, extra) for harness in render.HARNESSES}
-    codex = briefs["codex"]
-    codex_limit = (
-        tunables.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
-        if event == render.SESSION_START
-        else tunables.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS
-    )
-    message = (
-        f"{codex.bytes:,} bytes of {codex.ceiling_bytes:,}, {codex.chars:,} characters, about "
-        f"{codex.tokens_estimate:,} tokens (target {tunables.BRIEF_TARGET_TOKENS:,}; Codex limit "
-        f"{codex_limit:,} tokens, Claude Code limit {limits.CLAUDE_CONTEXT_LIMIT_CHARS:,} characters); "
-        f"status {codex.status}"
-    )
-    cut = [f"{s.name} ({harness})" for harness, brief in briefs.items() for s in brief.sources if s.reason == "ceiling"]
-    if cut:
-        out.add(
-            f"brief.{event}",
-            "error",
-            f"{message}; left out to fit the ceiling: {', '.join(cut)}; shorten their ## Brief sections",
-        )
-    elif codex.tokens_estimate > tunables.BRIEF_TARGET_TOKENS or codex.tokens_estimate > codex_limit:
-        out.add(
-            f"brief.{event}",
-            "warn",
-            f"{message}; above the target: shorten the ## Brief sections (ceilings are limits, not quotas)",
-        )
-    else:
-        out.add(f"brief.{event}", "ok", message)
-
-
-def _handoff_checks(out: _Run, gathered: sources.Gathered, project: str) -> None:
-    from continuity.memory import handoff
-
-    selection = handoff.select(list(gathered.handoffs), project)
-    current = selection.current
-    if len(current) > 1:
-        assert selection.chosen is not None
-        out.add(
-            "handoffs",
-            "warn",
-            f"{len(current)} current handoffs for project {project!r}: {_names([h.rel for h in current])}; "
-            f"only the newest is loaded: keep one, and for each other run 'lifecycle supersede ID --by "
-            f"{selection.chosen.rel.rpartition('/')[2].removesuffix('.md').lower()}'",
-        )
-    elif current:
-        out.add("handoffs", "ok", f"one current handoff for project {project!r}: {current[0].rel}")
-    else:
-        out.add("handoffs", "ok", f"no current handoff for project {project!r}")
-    if selection.invalid:
-        count = len(selection.invalid)
-        out.add("handoffs.invalid", "warn", f"{count} handoff(s) cannot be loaded: {_described(selection.invalid)}")
-
-
-def _lease_checks(out: _Run, root: Path, device: str, now: dt.datetime | None) -> None:
-    from continuity.store import lease
-
-    try:
-        status = lease.status(root, device, now)
-    except ContinuityError as exc:
-        out.add("lease", "warn", str(exc))
-        return
-    line = status.line()
-    if status.state == "none":
-        out.add("lease", "ok", f"{line}: no writer lease is visible from this computer")
-    elif status.state == "held":
-        out.add("lease", "ok", f"{line}: this device holds the writer lease")
-    elif status.state == "foreign":
-        out.add("lease", "warn", f"{line}: writes from this computer refuse until it expires or is released")
-    else:
-        out.add(
-            "lease",
-            "warn",
-            f"{line}: an expired lease is left behind; 'lifecycle lease acquire' takes over, "
-            "'lifecycle lease release --force' removes it",
-        )
-    from continuity.store import removals
-
-    own = status.own()
-    removed = removals.seen_by(root, device, own.acquired if own else None, lease.utcnow(now))
-    if removed is not None:
-        out.add("lease.removed", "warn", f"{removed.describe()}; take a new lease before writing again")
-    if status.invalid:
-        count = len(status.invalid)
-        out.add("lease.invalid", "warn", f"{count} unusable lease file(s): {_described(status.invalid)}")
+def _scan_verdicts(ctx: Context) -> list[Check]:
+    """The bounded scan's findings: conflict copies, temporary files, links, the budget, completeness."""
+    return [check(ident, level, message) for ident, level, message in scan.verdicts(ctx.scan)]
 
 
 def _hook_pin(ctx: Context) -> list[Check]:
@@ -344,10 +213,9 @@ def _hook_scopes(ctx: Context) -> list[Check]:
     """Our handlers at both user and project scope of one harness: every brief and Stop comes twice."""
     from continuity.trust import harness
 
-    repo = ctx.conn.repo or find_repo_root(ctx.cwd)
     found = []
     for name in harness.HARNESSES:
-        places = harness.registrations(name, repo)
+        places = harness.registrations(name, ctx.repo)
         if len(places) > 1:
             files = " and ".join(str(path) for path in places.values())
             found.append(
@@ -369,7 +237,7 @@ def _hook_scopes(ctx: Context) -> list[Check]:
 def _hook_python(ctx: Context) -> list[Check]:
     from continuity.health import python_path
 
-    return python_path.checks(ctx.conn.repo or find_repo_root(ctx.cwd))
+    return python_path.checks(ctx.repo)
 
 
 def _project_identity(ctx: Context) -> list[Check]:
@@ -381,9 +249,25 @@ def _project_identity(ctx: Context) -> list[Check]:
 def _mcp_servers(ctx: Context) -> list[Check]:
     from continuity.health import mcp_servers
 
-    return mcp_servers.checks(ctx.conn.repo or find_repo_root(ctx.cwd), ctx.environ)
+    return mcp_servers.checks(ctx.repo, ctx.environ)
 
 
-PROVIDERS.extend(
-    [_hook_pin, _deliveries, _hook_scopes, _hook_python, _project_identity, _mcp_servers, sync_checks, note_checks]
+# Every check after the connection and the vault, in the order the report shows them.
+CHECKS: tuple[CheckFn, ...] = (
+    _source_checks,
+    brief_checks.policy_checks,
+    brief_checks.session_brief,
+    brief_checks.subagent_brief,
+    brief_checks.handoff_checks,
+    outbox_paths.outbox_checks,
+    lease_state.lease_checks,
+    _scan_verdicts,
+    _hook_pin,
+    _deliveries,
+    _hook_scopes,
+    _hook_python,
+    _project_identity,
+    _mcp_servers,
+    sync_checks,
+    note_checks,
 )

@@ -10,15 +10,11 @@ says when it stopped, and `lifecycle scan` checks every note.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from continuity import tunables
 from continuity.health import notescan, scanfiles
+from continuity.health.context import Context
 from continuity.health.report import Check, check
 from continuity.vault import layout
-
-if TYPE_CHECKING:
-    from continuity.health.doctor import Context
 
 FOLDERS = (layout.MEMORY, layout.CANDIDATES)
 ADVICE = "recall and review leave each out until it is fixed ('lifecycle scan' names the line)"

@@ -15,18 +15,17 @@ from __future__ import annotations
 import os
 import re
 
-from continuity.brief import sources
-from continuity.health.report import Check, check
-from continuity.local.connection import Connection
+from continuity.health.context import Context
+from continuity.health.report import Check, check, names
 
 PACKAGE_PATH = re.compile(r"(?<![\w.-])output[/\\](\d{8}T\d{6}Z-[a-z0-9][a-z0-9-]*-[0-9a-f]{6})(?![\w-])")
-MAX_NAMED = 10
 
 
-def checks(gathered: sources.Gathered, conn: Connection) -> list[Check]:
+def outbox_checks(ctx: Context) -> list[Check]:
     """`handoffs.outbox` (warn) naming each current handoff that points into the outbox, or nothing."""
     from continuity.memory import handoff
 
+    conn, gathered = ctx.conn, ctx.gathered
     outbox = os.path.join(str(conn.repo), "output") if conn.repo else None
     named: list[str] = []
     for item in handoff.select(list(gathered.handoffs), conn.project).current:
@@ -38,8 +37,7 @@ def checks(gathered: sources.Gathered, conn: Connection) -> list[Check]:
             named.append(f"{item.rel} ({', '.join(packages)})")
     if not named:
         return []
-    more = len(named) - MAX_NAMED
-    listed = ", ".join(named[:MAX_NAMED]) + (f" and {more} more" if more > 0 else "")
+    listed = names(named)
     return [
         check(
             "handoffs.outbox",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from continuity.vault.scan import ScanResult
 
 LEVELS = ("ok", "warn", "error")
+MAX_NAMED = 10  # names listed in one check's message before "and N more"
 
 
 def printable(text: str) -> str:
@@ -42,6 +43,20 @@ def check(ident: str, level: str, message: str) -> Check:
 
     assert level in LEVELS
     return Check(ident, level, printable(redact(message)))
+
+
+def names(items: list[str]) -> str:
+    """Names, `MAX_NAMED` of them, then "and N more"."""
+    shown = ", ".join(items[:MAX_NAMED])
+    more = len(items) - MAX_NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def described(invalid: list[tuple[str, str]]) -> str:
+    """Unusable files as "path: why", `MAX_NAMED` of them, then "and N more"."""
+    found = [message if rel in message else f"{rel}: {message}" for rel, message in invalid]
+    more = len(found) - MAX_NAMED
+    return "; ".join(found[:MAX_NAMED]) + (f"; and {more} more" if more > 0 else "")
 
 
 @dataclass(frozen=True)

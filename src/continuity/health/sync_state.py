@@ -12,10 +12,10 @@ import os
 from typing import TYPE_CHECKING
 
 from continuity import tunables
+from continuity.health.context import Context
 from continuity.health.report import Check, check
 
 if TYPE_CHECKING:
-    from continuity.health.doctor import Context
     from continuity.sync.commit import Held
 
 _ADVICE = {
@@ -55,7 +55,7 @@ OVERLAP_ADVICE = (
 
 
 def sync_checks(ctx: Context) -> list[Check]:
-    from continuity.store import overlaps
+    from continuity.records import overlaps
     from continuity.sync.state import describe
 
     seen = describe(ctx.root, ctx.conn.device)

@@ -40,7 +40,7 @@ from typing import Any
 from continuity import tunables
 from continuity.errors import FIELD, UsageError
 from continuity.ids import is_valid_id
-from continuity.store.journal import KEYS, Entry
+from continuity.records.journal import KEYS, Entry
 from continuity.vault import access, layout, notes
 
 MATCHED = ("device", "op", "id", "path", "sha256")

@@ -42,14 +42,21 @@ import heapq
 import math
 import sqlite3
 from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol, TypeVar
 
 from continuity import tunables
 from continuity.recall.concepts import is_function_word
 from continuity.recall.terms import Term, match_expression
 
-if TYPE_CHECKING:
-    from continuity.recall.index import Hit
+
+class Covered(Protocol):
+    """What `gated` reads of a hit (`index.Hit`, which imports this module: named by shape, no cycle)."""
+
+    @property
+    def coverage(self) -> float: ...
+
+
+HitT = TypeVar("HitT", bound=Covered)
 
 FEATURES = ("function_words", "device", "http", "floor", "recency", "local")
 _off: set[str] = set()
@@ -199,12 +206,12 @@ def rank(
             return
 
 
-def gated(hits: Iterator[Hit]) -> Iterator[Hit]:
+def gated(hits: Iterator[HitT]) -> Iterator[HitT]:
     """`hits`, or nothing when none of the first `RECALL_DEFAULT_LIMIT` reaches `RECALL_MIN_COVERAGE_PERCENT`:
     the query's telling words are not in the notes it can see, so what matched is incidental."""
     first = tunables.RECALL_DEFAULT_LIMIT
     gate = tunables.RECALL_MIN_COVERAGE_PERCENT / 100 if enabled("floor") else 0.0
-    head: list[Hit] = []
+    head: list[HitT] = []
     for hit in hits:
         head.append(hit)
         if hit.coverage >= gate or len(head) >= first:

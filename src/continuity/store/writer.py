@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from continuity import limits, tunables
 from continuity.errors import FIELD, InputRejected, NoteError, UsageError
+from continuity.records import leases
 from continuity.store import atomic, journal, lease
 from continuity.store.documents import CheckedDocument
 from continuity.vault import access, layout, notes
@@ -59,7 +60,7 @@ class WriteContext:
     lock_timeout: float = limits.LOCAL_LOCK_TIMEOUT_SECONDS
 
     def clock(self) -> dt.datetime:
-        return lease.utcnow(self.now)
+        return leases.utcnow(self.now)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ class Transaction:
     """A held local lock with the lease state read inside it; every write made under it."""
 
     ctx: WriteContext
-    lease_status: lease.LeaseStatus
+    lease_status: leases.LeaseStatus
     written: list[Written] = field(default_factory=list)
 
     @property
@@ -225,7 +226,7 @@ def transaction(ctx: WriteContext) -> Iterator[Transaction]:
 
         raise NotConnected(f"the vault {ctx.vault} is not reachable from this computer")
     with lease.local_lock(ctx.vault, timeout=ctx.lock_timeout, on_wait=ctx.on_wait):
-        current = lease.status(ctx.vault, ctx.device, ctx.clock())
+        current = leases.status(ctx.vault, ctx.device, ctx.clock())
         lease.refuse_if_foreign(current)
         yield Transaction(ctx, current)
 
@@ -259,13 +260,13 @@ def connect(
 # ---------------------------------------------------------------------------- lease commands
 
 
-def acquire_lease(ctx: WriteContext, ttl_seconds: int, task: str | None = None) -> lease.LeaseStatus:
+def acquire_lease(ctx: WriteContext, ttl_seconds: int, task: str | None = None) -> leases.LeaseStatus:
     """Take or extend this device's lease (exit 4 on a foreign unexpired one); the state afterwards."""
     clean = lease.clean_task(task)
     with lease.local_lock(ctx.vault, timeout=ctx.lock_timeout, on_wait=ctx.on_wait):
         taken = lease.acquire_locked(ctx.vault, ctx.device, ttl_seconds, clean, ctx.clock())
         data = taken.to_json().encode("utf-8")
-        tx = Transaction(ctx, lease.status(ctx.vault, ctx.device, ctx.clock()))
+        tx = Transaction(ctx, leases.status(ctx.vault, ctx.device, ctx.clock()))
         tx.record("lease.acquire", None, taken.rel, sha256_hex(data))
         return tx.lease_status
 
@@ -274,14 +275,15 @@ def release_lease(ctx: WriteContext, force: bool = False) -> lease.Released:
     """Remove this device's lease (or, with `force`, every visible one); exit 4 on a foreign one.
 
     Another device's removed lease is journaled as `lease.remove` (its device as the id) and noted in
-    this device's removal record (`removals`), so that the device it belonged to is told.
+    this device's removal record (`store.records`), so that the device it belonged to is told.
     """
-    from continuity.store import removals
+    from continuity.records.removals import Removal
+    from continuity.store import records
 
     with lease.local_lock(ctx.vault, timeout=ctx.lock_timeout, on_wait=ctx.on_wait):
         moment = ctx.clock()
         removed = lease.release_locked(ctx.vault, ctx.device, force, moment)
-        after = lease.status(ctx.vault, ctx.device, ctx.clock())
+        after = leases.status(ctx.vault, ctx.device, ctx.clock())
         tx = Transaction(ctx, after)
         others = [item for item in removed if item.device != ctx.device and not item.expired(moment)]
         for item in removed:
@@ -290,8 +292,8 @@ def release_lease(ctx: WriteContext, force: bool = False) -> lease.Released:
             else:
                 tx.record("lease.remove", item.device, item.rel, None)
         if others:
-            told = [removals.Removal(i.device, ctx.device, moment, i.task, i.acquired, i.expires) for i in others]
-            removals.record(ctx.vault, ctx.device, told)
+            told = [Removal(i.device, ctx.device, moment, i.task, i.acquired, i.expires) for i in others]
+            records.record_removals(ctx.vault, ctx.device, told)
         return lease.Released(removed, after)
 
 

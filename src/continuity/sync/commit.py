@@ -168,11 +168,11 @@ def _own_lease_task(rel: str, data: bytes) -> str:
     rightly takes for a credential-shaped value; a file that parses as a lease and is byte for byte what
     `Lease.to_json` writes for it holds nothing else a person typed but its `task`, which is scanned.
     """
-    from continuity.store import lease
+    from continuity.records.leases import parse_lease
 
     text = data.decode("utf-8")
     try:
-        parsed = lease.parse_lease(data, rel)
+        parsed = parse_lease(data, rel)
     except ContinuityError:
         return text
     return (parsed.task or "") if parsed.to_json() == text else text

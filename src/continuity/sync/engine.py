@@ -34,7 +34,9 @@ from typing import Any
 
 from continuity import limits, tunables
 from continuity.errors import FIELD, ContinuityError, InputRejected, NotConnected, UsageError
-from continuity.store import atomic, lease, overlaps
+from continuity.records import overlaps
+from continuity.records.leases import utcnow
+from continuity.store import atomic, lease
 from continuity.sync import commit, ignore, recovery, remote, state, underlease
 from continuity.sync.combine import Combined, Conflict, cap_incoming, integrate
 from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault, reach
@@ -205,7 +207,7 @@ def sync(
         raise UsageError(f"{vault} is not a Git vault; run 'lifecycle sync --remote URL' once to make it one")
     git = Git(vault, device)
     remote.classify(remote_url(git))
-    moment = lease.utcnow(now)
+    moment = utcnow(now)
     with lease.local_lock(vault, timeout=lock_timeout, on_wait=on_wait):
         harden(git)
         run = _Run(git, moment, only)

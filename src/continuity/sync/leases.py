@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from continuity.errors import LeaseHeld
+from continuity.records import leases as lease_records
 from continuity.store import journal, lease
 from continuity.sync import engine
 from continuity.sync.git import REMOTE, TRACKING, Git, is_git_vault
@@ -61,12 +62,12 @@ def publish(
     LeaseHeld when another's lease landed first."""
     if not has_remote(vault, device):
         return Published(False, "the lease is only local: this vault has no Git remote")
-    lost: list[lease.Lease] = []
+    lost: list[lease_records.Lease] = []
 
     def withdraw_if_foreign(_git: Git) -> bool:
         if releasing:
             return False
-        seen = lease.status(vault, device, now)
+        seen = lease_records.status(vault, device, now)
         own = seen.own()
         if seen.state != "foreign" or seen.lease is None:
             return False
@@ -74,11 +75,11 @@ def publish(
         if own is not None:
             lease.remove_lease_file(vault, own.rel)
             journal.append(
-                vault / access.journal(device), device, "lease.release", None, own.rel, None, lease.utcnow(now)
+                vault / access.journal(device), device, "lease.release", None, own.rel, None, lease_records.utcnow(now)
             )
         return True
 
-    only = {lease.lease_rel(device), access.journal(device), *removed}
+    only = {lease_records.lease_rel(device), access.journal(device), *removed}
     result = engine.sync(vault, device, now=now, only=only, after_integrate=withdraw_if_foreign)
     if lost:
         other = lost[0]
@@ -89,8 +90,8 @@ def publish(
     if result.offline:
         return Published(False, f"the lease is only local: the remote could not be reached ({result.offline})")
     word = "removal of the lease" if releasing else "lease"
-    if not remote_records(vault, device, lease.lease_rel(device)):
-        held = next((item.message() for item in result.held if item.rel == lease.lease_rel(device)), None)
+    if not remote_records(vault, device, lease_records.lease_rel(device)):
+        held = next((item.message() for item in result.held if item.rel == lease_records.lease_rel(device)), None)
         why = f" ({held})" if held else ""
         return Published(False, f"the {word} is only local: the remote does not record it{why}")
     return Published(True, f"the remote records this {word}; other computers see it at their next sync")

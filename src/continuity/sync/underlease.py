@@ -1,16 +1,15 @@
-"""Finding, at sync, the writes this computer made under another computer's lease (`store.overlaps`).
+"""Finding, at sync, the writes this computer made under another computer's lease (`records.overlaps`).
 
 After integrating, the lines this device's journal gained since the remote's version of it are what
-this push will publish; each is compared with the other devices' leases the integrated vault now
-shows. New overlaps are added to this device's record, which the sync then commits with the rest.
+this push will publish; each is read with the journal's own line parser and compared with the other
+devices' leases the integrated vault now shows. New overlaps are added to this device's record
+(`store.records`), which the sync then commits with the rest.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from continuity.store import lease, overlaps
+from continuity.records import journal, leases, overlaps
+from continuity.store import records
 from continuity.sync.git import HEAD_REF, Git
 from continuity.vault import access
 
@@ -22,17 +21,14 @@ def _journal_at(git: Git, rev: str | None) -> bytes:
     return proc.stdout if proc.returncode == 0 else b""
 
 
-def outgoing_entries(git: Git, theirs: str | None) -> list[dict[str, Any]]:
+def outgoing_entries(git: Git, theirs: str | None) -> list[journal.Entry]:
     """This device's journal entries in HEAD that the remote's `theirs` does not hold yet."""
     known = len(_journal_at(git, theirs))
-    entries: list[dict[str, Any]] = []
+    entries: list[journal.Entry] = []
     for raw in _journal_at(git, git.rev(HEAD_REF))[known:].decode("utf-8", "replace").splitlines():
-        try:
-            doc = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and doc.get("device") == git.device:
-            entries.append(doc)
+        entry = journal.parse_line(raw)
+        if entry is not None and entry.device == git.device:
+            entries.append(entry)
     return entries
 
 
@@ -41,6 +37,6 @@ def check(git: Git, theirs: str | None) -> tuple[list[overlaps.Overlap], bool]:
     entries = outgoing_entries(git, theirs)
     if not entries:
         return [], False
-    seen, _invalid = lease.read_leases(git.vault)
+    seen, _invalid = leases.read_leases(git.vault)
     found = overlaps.find(git.device, entries, seen)
-    return found, bool(overlaps.record(git.vault, git.device, found)) if found else False
+    return found, bool(records.record_overlaps(git.vault, git.device, found)) if found else False

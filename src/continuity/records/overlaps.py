@@ -17,21 +17,23 @@ reviewed. Lease operations themselves are never an overlap: taking a lease is ho
 
 What it cannot see: a lease released before this computer synced is gone from the remote, so a write
 made under it is not found.
+
+This module finds and reads (the sync and doctor through it); the writes are `store.records`
+(`record_overlaps`, `mark_reviewed`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from continuity import tunables
-from continuity.errors import NoteError
-from continuity.ids import is_valid_id
-from continuity.store import atomic, lease
-from continuity.vault import access, layout, notes
+from continuity.records import devicefiles
+from continuity.records.journal import Entry
+from continuity.records.leases import Lease
+from continuity.vault import layout, notes
 
 FOLDER = f"{layout.TOOL_STATE}/overlaps"
 VERSION = 1
@@ -71,23 +73,22 @@ class Overlap:
 
 
 def record_rel(device: str) -> str:
-    return f"{FOLDER}/{device}.json"
+    return devicefiles.rel(FOLDER, device)
 
 
-def find(device: str, entries: list[dict[str, Any]], leases: list[lease.Lease]) -> list[Overlap]:
-    """The overlaps among this device's journal `entries` (each `op`, `path`, `ts`) and the leases seen."""
+def find(device: str, entries: list[Entry], leases: list[Lease]) -> list[Overlap]:
+    """The overlaps among this device's journal `entries` and the leases seen."""
     found: list[Overlap] = []
     for held in sorted(leases, key=lambda item: (item.acquired, item.device)):
         if held.device == device:
             continue
         ops: list[tuple[str, str, str]] = []
         for entry in entries:
-            when = notes.as_utc(str(entry.get("ts") or ""))
-            op = str(entry.get("op") or "")
-            if when is None or op.startswith("lease."):
+            when = entry.time
+            if when is None or entry.op.startswith("lease."):
                 continue
             if held.acquired <= when < held.expires:
-                ops.append((op, str(entry.get("path") or ""), notes.format_utc(when)))
+                ops.append((entry.op, entry.path, notes.format_utc(when)))
         if ops:
             key = f"{device}\0{held.device}\0{held.token}\0{ops[0][2]}".encode()
             ident = hashlib.sha256(key).hexdigest()[:16]
@@ -105,12 +106,15 @@ def find(device: str, entries: list[dict[str, Any]], leases: list[lease.Lease]) 
     return found
 
 
-def _read(vault: Path, rel: str) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(access.read_capped(vault, rel, tunables.OVERLAPS_RECORD_CAP_BYTES))
-    except (NoteError, OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) and doc.get("version") == VERSION else None
+def read_own(vault: Path, device: str) -> dict[str, Any] | None:
+    """`device`'s own record as it is stored, or None when it is unusable (what its next write keeps)."""
+    return devicefiles.read(vault, record_rel(device), tunables.OVERLAPS_RECORD_CAP_BYTES, VERSION)
+
+
+def stored(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """A record's overlaps (as stored) and reviewed ids, with anything of the wrong shape left out."""
+    kept = [item for item in doc.get("overlaps") or [] if isinstance(item, dict)]
+    return kept, [str(x) for x in doc.get("reviewed") or [] if isinstance(x, str)]
 
 
 def _overlap(doc: Any, device: str) -> Overlap | None:
@@ -136,13 +140,7 @@ def read_all(vault: Path) -> tuple[list[Overlap], set[str]]:
     """Every overlap any device recorded, and every id any device marked reviewed."""
     found: list[Overlap] = []
     reviewed: set[str] = set()
-    for name in access.entry_names(vault, FOLDER):
-        device = name.removesuffix(".json")
-        if name.startswith(".") or not name.endswith(".json") or not is_valid_id(device):
-            continue
-        doc = _read(vault, f"{FOLDER}/{name}")
-        if doc is None:
-            continue
+    for device, doc in devicefiles.each(vault, FOLDER, tunables.OVERLAPS_RECORD_CAP_BYTES, VERSION):
         for item in doc.get("overlaps") or []:
             overlap = _overlap(item, device)
             if overlap is not None:
@@ -155,35 +153,3 @@ def open_overlaps(vault: Path) -> list[Overlap]:
     """The overlaps no device has marked reviewed yet."""
     found, reviewed = read_all(vault)
     return [item for item in found if item.id not in reviewed]
-
-
-def _write(vault: Path, device: str, overlaps: list[dict[str, Any]], reviewed: list[str]) -> None:
-    doc = {
-        "version": VERSION,
-        "device": device,
-        "overlaps": overlaps[-OVERLAPS_KEPT:],
-        "reviewed": reviewed[-OVERLAPS_KEPT:],
-    }
-    atomic.ensure_dir(vault, FOLDER)
-    atomic.write_text(vault / record_rel(device), json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
-
-
-def record(vault: Path, device: str, found: list[Overlap]) -> list[Overlap]:
-    """Add the overlaps not recorded yet to this device's record (caller holds the local lock); the new ones."""
-    doc = _read(vault, record_rel(device)) or {}
-    kept = [item for item in doc.get("overlaps") or [] if isinstance(item, dict)]
-    known = {str(item.get("id")) for item in kept}
-    new = [item for item in found if item.id not in known]
-    if new:
-        reviewed = [str(x) for x in doc.get("reviewed") or [] if isinstance(x, str)]
-        _write(vault, device, kept + [item.to_json() for item in new], reviewed)
-    return new
-
-
-def mark_reviewed(vault: Path, device: str, ids: list[str]) -> None:
-    """Record in this device's own file that the person reviewed these overlaps (caller holds the lock)."""
-    doc = _read(vault, record_rel(device)) or {}
-    kept = [item for item in doc.get("overlaps") or [] if isinstance(item, dict)]
-    reviewed = [str(x) for x in doc.get("reviewed") or [] if isinstance(x, str)]
-    reviewed += [ident for ident in ids if ident not in reviewed]
-    _write(vault, device, kept, reviewed)

@@ -11,20 +11,20 @@ leases, so that no two computers ever write one synchronized file: versioned JSO
 last, of at most `LEASE_REMOVALS_KEPT` entries. A reader takes every record file it can see and
 keeps the entries about its own device that are newer than its current lease (a lease taken again
 after the removal makes the news old) and younger than `LEASE_REMOVAL_NOTICE_DAYS`.
+
+This module reads (doctor and `lease status` through it); the write is `store.records.record_removals`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from continuity import tunables
-from continuity.errors import NoteError
 from continuity.ids import is_valid_id
-from continuity.store import atomic
-from continuity.vault import access, layout, notes
+from continuity.records import devicefiles
+from continuity.vault import layout, notes
 
 FOLDER = f"{layout.TOOL_STATE}/removed-leases"
 VERSION = 1
@@ -56,7 +56,14 @@ class Removal(NamedTuple):
 
 
 def record_rel(device: str) -> str:
-    return f"{FOLDER}/{device}.json"
+    return devicefiles.rel(FOLDER, device)
+
+
+def entries(doc: dict[str, Any], by: str) -> list[Removal]:
+    """The well-formed removals of `by`'s record (what is not one is passed over)."""
+    items = doc.get("removed")
+    found = [_entry(item, by) for item in items] if isinstance(items, list) else []
+    return [item for item in found if item is not None]
 
 
 def _entry(raw: object, by: str) -> Removal | None:
@@ -71,39 +78,19 @@ def _entry(raw: object, by: str) -> Removal | None:
     return Removal(device, by, at, task if isinstance(task, str) else None, acquired, expires)
 
 
-def _read(root: Path, rel: str) -> list[Removal]:
-    """One device's record, or nothing when it is unreadable, malformed or from a newer version."""
-    try:
-        doc = json.loads(access.read_capped(root, rel, tunables.LEASE_REMOVALS_CAP_BYTES).decode("utf-8"))
-    except (NoteError, UnicodeDecodeError, ValueError):
-        return []
-    if not isinstance(doc, dict):
-        return []
-    by = doc.get("device")
-    if doc.get("version") != VERSION or not isinstance(by, str) or rel != record_rel(by):
-        return []
-    items = doc.get("removed")
-    found = [_entry(item, by) for item in items] if isinstance(items, list) else []
-    return [item for item in found if item is not None]
+def read_own(root: Path, by: str) -> list[Removal]:
+    """`by`'s own record, or nothing when it is unusable (what its next write keeps)."""
+    doc = devicefiles.read(root, record_rel(by), tunables.LEASE_REMOVALS_CAP_BYTES, VERSION)
+    return entries(doc, by) if doc is not None and doc.get("device") == by else []
 
 
 def read_all(root: Path) -> list[Removal]:
+    """Every device's removals; a record is its writer's only when it names itself as in its file name."""
     out: list[Removal] = []
-    for name in access.entry_names(root, FOLDER):
-        if not name.startswith(".") and name.endswith(".json"):
-            out.extend(_read(root, f"{FOLDER}/{name}"))
+    for by, doc in devicefiles.each(root, FOLDER, tunables.LEASE_REMOVALS_CAP_BYTES, VERSION):
+        if doc.get("device") == by:
+            out.extend(entries(doc, by))
     return out
-
-
-def record(root: Path, by: str, removed: list[Removal]) -> str:
-    """Add `removed` to `by`'s own record file (the caller holds the local lock); its vault path."""
-    rel = record_rel(by)
-    kept = [*_read(root, rel), *removed][-tunables.LEASE_REMOVALS_KEPT :]
-    entries = [{"device": item.device, **{k: v for k, v in item.to_json().items() if k != "by"}} for item in kept]
-    doc = {"version": VERSION, "device": by, "removed": entries}
-    atomic.ensure_dir(root, FOLDER)
-    atomic.write_text(root / rel, json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
-    return rel
 
 
 def seen_by(root: Path, device: str, held_since: dt.datetime | None, now: dt.datetime) -> Removal | None:
