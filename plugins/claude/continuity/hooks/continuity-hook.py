@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "7499cde249e50f1f98bd4526564546b1298d425778f5a3f3dd8f8537e1f45121"
+STARTUP_SCRIPT_SHA256 = "7610e8dcf7e48068962d5bdadf22ab94da071348a16d4cc0dfe7fcc658f42905"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
