@@ -47,15 +47,16 @@ OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOC
 
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
-    "continuity/__init__.py": "49d2ae7dbc429d05009b66b95f0afc33794149475c3d014a1180f96c5218e5bc",
+    "continuity/__init__.py": "63f1acaf7230fbcfc07784a690a8aa8b7d17239e30182ccea9ccdcbe47cfb1e9",
     "continuity/errors.py": "e9ad89c97fe2f134aaa6ac2ddfbe5f5e33d16b58ef5983a5688da5c1e38e591c",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
+    "continuity/lightjson.py": "3c0c8cd5980e2904136b5dfd854420165333bbf5cdbeecdfc26958dfc8658985",
     "continuity/limits.py": "e5ff41235fb62ced5bb724a3a237310deaf5089c16d5633dc74c1d7034e004f2",
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
-    "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
+    "continuity/local/connfile.py": "e3e367faa2b6825ec14cc34f3037b89fcda36580cc271754bb9503a7326f36c3",
     "continuity/local/made.py": "e54fb80b32f2732900dd3c4308219cf3c4c1c1b960b27d65aafbd573e6319b4b",
-    "continuity/local/made_lookup.py": "ea829d5c04dd37fe5c53b40d3c3c76c0f39afd89a27e5cdbdb3bc5f1c4825865",
+    "continuity/local/made_lookup.py": "0584477761701bca4afb755c26fb72afe3423a7b09afc47ba0e5f32c192f94ae",
     "continuity/local/repo.py": "3c34b245df698a779854a3ec8c462ca35492cb615d420b08902a5db828238862",
     "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
     "continuity/outbox/__init__.py": "ea5adde80918c1bde8e81df48e675bd870b580eeb3f5aee8db1c1ab4788dbcda",

@@ -7,7 +7,7 @@ handoffs), `brief` (the startup brief), `hook` (what runs in the hooks), `recall
 `trust` (the pinned hook commands), `outbox` (the delivery outbox), `health` (doctor), `server` (the MCP
 server) and `cli`.
 Beside them, what every package may use: `errors`, `limits`, `ids`, `names` (the harnesses and their hook
-events) and `safeio`.
+events), `safeio` and `lightjson` (JSON without importing `json`, for the warm start).
 """
 
 __version__ = "0.1.0"

@@ -1,24 +1,24 @@
 """The startup hook's warm path: the harness's JSON read once, and an unchanged vault answered from
 the record the cold path left.
 
-Every session waits for this, so it imports only `os`, `json`, `hashlib` and a few small modules
-(every line here is compiled at each start, since no compiled code is kept). `read_payload` reads
-the harness's JSON and checks its size once; the startup script hands the parsed object (or None)
-to `serve` and then, on a miss, to the full path (`entry`), so nothing reads or parses it again.
-`serve` reads the connection, finds the record of this connection, event and harness
-(`brief.record`), and when the record is current returns the hook's output as it was written, and
-leaves a receipt. Anything else returns None, and the full path answers.
+Every session waits for this, so it imports only `os`, `hashlib`, JSON's C scanner (`lightjson`,
+not `json`, which would load `re`) and a few small modules (every line here is compiled at each
+start, since no compiled code is kept). `read_payload` reads the harness's JSON and checks its size
+once; the startup script hands the parsed object (or None) to `serve` and then, on a miss, to the
+full path (`entry`), so nothing reads or parses it again. `serve` reads the connection, finds the
+record of this connection, event and harness (`brief.record`), and when the record is current
+returns the hook's output as it was written, and leaves a receipt. Anything else returns None, and
+the full path answers.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import time
 
-from continuity import ids, limits, names
+from continuity import ids, lightjson, limits, names
 from continuity.brief.record import is_current, read_record, record_path
 from continuity.local import connfile, made_lookup, userdirs
 from continuity.local.repo import top_level
@@ -38,7 +38,7 @@ def write_receipt(entry: dict[str, object], now: float | None = None) -> None:
     slot = f"{entry.get('checkout')}-{entry.get('harness')}-{entry.get('event')}"
     name = hashlib.sha256(slot.encode()).hexdigest()[:24] + ".json"
     try:  # noqa: SIM105 -- contextlib costs about a millisecond of every session start
-        write_private(os.path.join(userdirs.state_dir(), "receipts", name), json.dumps(entry).encode() + b"\n")
+        write_private(os.path.join(userdirs.state_dir(), "receipts", name), lightjson.dumps(entry).encode() + b"\n")
     except OSError:
         pass  # proof of delivery must never cost a delivery
 
@@ -61,7 +61,7 @@ def parse_payload(data: bytes) -> dict[str, object] | None:
     if len(data) > limits.HOOK_STDIN_CAP_BYTES:
         return None
     try:
-        value = json.loads(data.decode("utf-8", errors="replace") or "null")
+        value = lightjson.loads(data.decode("utf-8", errors="replace") or "null")
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

@@ -9,10 +9,9 @@ Standard library only.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 
-from continuity import safeio
+from continuity import lightjson, safeio
 from continuity.local import userdirs
 
 CONNECTION = "connection"
@@ -41,7 +40,7 @@ def recalled(kind: str, path: str | os.PathLike[str]) -> str | None:
     """The value recorded when this computer made the file at `path`, or None."""
     data = read_small(record_path(kind, path), RECORD_CAP_BYTES)
     try:
-        doc = json.loads(data) if data is not None else None
+        doc = lightjson.loads(data) if data is not None else None
     except ValueError:
         return None
     if not isinstance(doc, dict) or doc.get("version") != 1 or doc.get("path") != real(path):

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "7610e8dcf7e48068962d5bdadf22ab94da071348a16d4cc0dfe7fcc658f42905"
+STARTUP_SCRIPT_SHA256 = "316085617b37a133b92258276d233e8df604b9dc769059f2f9c89544e7ec67a0"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
