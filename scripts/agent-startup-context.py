@@ -106,7 +106,7 @@ PINNED_MODULES = {
     "continuity/vault/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
     "continuity/vault/flatyaml.py": "7820bc67e7df1f9a5352e1b5ef9b6a396926341426915727520dedb00ead500f",
     "continuity/vault/layout.py": "83c68d65ce0376a789648bab041f838008d41f5fe0c554b8ca97a408f15e853a",
-    "continuity/vault/notes.py": "f87b69dbb02f7384f95f9f00b91d0a9f42c182c6df550d036e7af625b916be94",
+    "continuity/vault/notes.py": "5042fe48d7a456c01a7d6c903993d6c3cf2cd814ecdb0924f492f459b69dde7c",
     "continuity/vault/placeholders.py": "b8d1c21b4e24d2cdb4700a4ff82f8b7450505bae9fba8b6aff2ab3a9ec074266",
     "continuity/vault/scan.py": "16fcbfeaaa247170d66b2ed7b7ca53f28269e9ad20d293711a7d1741f05d8ea9",
 }

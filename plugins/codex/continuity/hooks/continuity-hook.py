@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "316085617b37a133b92258276d233e8df604b9dc769059f2f9c89544e7ec67a0"
+STARTUP_SCRIPT_SHA256 = "aa5e585fbd14ed6025bcb6354def4c7674884bb9b9fbb7f9b4604d84e39624b4"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
