@@ -14,14 +14,15 @@ refuses any other `continuity.*` name. The checkout's `src/` is never put on sys
 code is kept anywhere, so a planted module, a file swapped after the check or a doctored cache of
 compiled code never runs. A mismatch injects only a notice that private memory was not restored.
 
-Speed. An unchanged vault is answered by `continuity.hook.warm` from the record the full path left;
-only the few standard-library-only modules it needs (WARM_MODULES) are read, checked and compiled
-before that answer. Anything else checks every pinned module and goes to `continuity.hook.entry`, which
-validates everything and, when the package's dependencies cannot be imported, re-runs this script
-once with the `python` named in the connection file. In hook mode it always exits 0 and prints at
-most one JSON object.
+Speed. Only the few standard-library-only modules of the warm path (WARM_MODULES) are read, checked
+and compiled first; `continuity.hook.warm` reads the harness's JSON (once: its object, or None, is
+handed on from there) and answers an unchanged vault from the record the full path left. Anything
+else checks every pinned module and goes to `continuity.hook.entry`, which validates everything and,
+when the package's dependencies cannot be imported, re-runs this script once with the `python` named
+in the connection file. In hook mode it always exits 0 and prints at most one JSON object.
 """
 
+import gc
 import hashlib
 import os
 import stat
@@ -49,14 +50,14 @@ SRC = (
 
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
-    "continuity/__init__.py": "813202bb5122288172e774fc4b1fbc494be0934393577ec77baed3ddd4d0f5e2",
+    "continuity/__init__.py": "63f1acaf7230fbcfc07784a690a8aa8b7d17239e30182ccea9ccdcbe47cfb1e9",
     "continuity/brief/__init__.py": "197698893f5d01b81f41b336fe03a244a6ecbfabd2bdd2ec1c04d1e523c9f3ef",
     "continuity/brief/build.py": "d5cf64904550f7928150b802052a144f5296cca98ff4d443ae64db8244787a50",
-    "continuity/brief/cache.py": "4eafbb758bb5ef2e6ef582c23e47fc30cec7a833376ce60ae9d43ff3e55fb211",
-    "continuity/brief/envelope.py": "56b93ce634cc823bfe9b7fbb328a63bc31b7428fd8d2fad2a804b3552b47cce4",
+    "continuity/brief/cache.py": "4dc1835309d150a9b78eaa0b8218219f96dbb16b0fd4baa2223e9e81ad42dc0b",
+    "continuity/brief/envelope.py": "3d8f8e1267371a7bc8e48f39701a3cac9f9703e989548fc7cfaf21c52b151996",
     "continuity/brief/escape.py": "b6b3f2619bb45b8b87f571a796f23fdadae4a40ed2e794e0a26494a4b8e5bd99",
-    "continuity/brief/record.py": "4135de7d34fba9ab7a96092bc1d0b0f90af2038a9ca641f598bd2ca9b0e9275d",
-    "continuity/brief/render.py": "25276fbb0532f0bb3ed054a240dab46f1ca8e030e28afe92f943cc611bc8cbdd",
+    "continuity/brief/record.py": "d152316c7cf125e8d447e486fa77796c1ef43912718645bc1273128bc1d138e4",
+    "continuity/brief/render.py": "8d72bcff959f6338fdeb298280ef3e777c9a553143b8d3ab7e9ff88cf579e9fa",
     "continuity/brief/sources.py": "a625e25c0f920cab79b3fc4690d7094ce58097ce0276b476fd72fe31ce5e9937",
     "continuity/characters.py": "0ee209f636fd3b94297c827ce21464178cc6e32cbf2c80db3a3118ef994d7470",
     "continuity/errors.py": "d2009542e39bf3800d9916e6751ec817690f3bee0edbfbc70aea900953e7ad80",
@@ -77,34 +78,37 @@ PINNED_MODULES = {
     "continuity/gate/structures.py": "74fcfa15b98058ed6a314f2eac28f24cb64dba02491fe1d9185aaf8e02526ff8",
     "continuity/gate/values.py": "209209ddbda075cad6f8d30c48da22d09891210f33f1fa416e33a113d9bfffb5",
     "continuity/hook/__init__.py": "129e51ab9fdbb00927fe77cb757993bc2e807f67cf7ec226761162f00dcd2725",
-    "continuity/hook/entry.py": "a3a45483d975e3380a35325d62a883c559d74d5fc7b422402a6800d591af258b",
+    "continuity/hook/entry.py": "47da94a752f635d54c249425dcbf2e3154af7d8d0ede6d00d1cc5b00b67db568",
     "continuity/hook/hookstate.py": "318c353499596956bbb4866e23a897d912ef0739bdc77d8058b10867617f4ea3",
-    "continuity/hook/nudge.py": "c3b09697ca10a8e687806d62658fca095ca12b9f3d62b1b68c3bad7d80e88c1d",
+    "continuity/hook/nudge.py": "a862a41c052ad09a2e66ae1d7779d6096257917f2abef9d1afe34784b4e545ca",
     "continuity/hook/receipts.py": "f46d3f328cab817137f1e4fc495ca449b8b310619956880cf712ab1cb7fdf415",
-    "continuity/hook/reexec.py": "44170aa48bab3afd057f63fafb3e4bc71ee2dae3b1673356335322d952ab9383",
-    "continuity/hook/run.py": "6f76c507a23787348b8900fccf9475f6a8e70572f07f0b91a2c70962593f3c19",
+    "continuity/hook/reexec.py": "b7a40e592430daf6bf61794d5b77af3862865f2289dfb2896adb5386f867d69d",
+    "continuity/hook/run.py": "2dba25fed961c945df5a44f3c5e812ebf0cc05d6c7a535cd6534f92acc418215",
     "continuity/hook/tool_events.py": "38a0696072b7d6623b3644312cf21acc7aed9b98108186c2af8d9e43640186bb",
-    "continuity/hook/warm.py": "c15e49c50f727fc6b4ec074850c26f1e9802e86328316e7c69f2bb91785ce4d2",
+    "continuity/hook/warm.py": "7cfbb46a8e8aaa425436f2924570f4f6609422425f3b2aeffec994763bc85d43",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
+    "continuity/lightjson.py": "3c0c8cd5980e2904136b5dfd854420165333bbf5cdbeecdfc26958dfc8658985",
     "continuity/limits.py": "e5ff41235fb62ced5bb724a3a237310deaf5089c16d5633dc74c1d7034e004f2",
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
-    "continuity/local/connfile.py": "6c62450ee310777318ca7f457be900b7677a6f557d72edf49bfc356ddbf44943",
-    "continuity/local/made.py": "244792095427ccdfa3400d16774bd295cc3407724ce1edd70c3d06eb9f821c58",
+    "continuity/local/connfile.py": "e3e367faa2b6825ec14cc34f3037b89fcda36580cc271754bb9503a7326f36c3",
+    "continuity/local/made.py": "e54fb80b32f2732900dd3c4308219cf3c4c1c1b960b27d65aafbd573e6319b4b",
+    "continuity/local/made_lookup.py": "0584477761701bca4afb755c26fb72afe3423a7b09afc47ba0e5f32c192f94ae",
     "continuity/local/repo.py": "3c34b245df698a779854a3ec8c462ca35492cb615d420b08902a5db828238862",
     "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
     "continuity/memory/__init__.py": "47721b6044a3df26cfc75613e45592098925f27d150dde081f713345e3f6da56",
     "continuity/memory/handoff.py": "49bf913f727690b86521472af55ad3b999c3c1b87d51776c89f51621f2b13362",
-    "continuity/safeio.py": "c8a10a7e2d76e06381faca38cd2793debbbe00629a719bc0eeae0daad2a244de",
+    "continuity/names.py": "6c75a291d26eb693cb58c3608f44e87c74f4c1b033dca9fb3fcc191fa789d3d8",
+    "continuity/safeio.py": "a882dac55d1718c839809c3fae3c71b135bfab6272cbea0a742920ae7ec0778d",
     "continuity/vault/__init__.py": "29d74ea921e772288dfa5597a35ad4d814b98319e3034e66e5935e6ce0467e45",
     "continuity/vault/access.py": "32f8632da7608e9c222cd7f66b75648c3c684c8383a0889ba03130d22b7005bb",
     "continuity/vault/budget.py": "763fcf83a76381d1678b1c8733997cbaea753485e39ce6abde72b95a124713da",
     "continuity/vault/conflicts.py": "20dc2b2c2b589992fd80779953f46ea819bf556969eb6820b4ed42af5c854e2e",
     "continuity/vault/flatyaml.py": "7820bc67e7df1f9a5352e1b5ef9b6a396926341426915727520dedb00ead500f",
     "continuity/vault/layout.py": "8782d44f7ee03906786733069c6eaf5c578c35bff00ad3fd04bb10539c073093",
-    "continuity/vault/notes.py": "f87b69dbb02f7384f95f9f00b91d0a9f42c182c6df550d036e7af625b916be94",
+    "continuity/vault/notes.py": "5042fe48d7a456c01a7d6c903993d6c3cf2cd814ecdb0924f492f459b69dde7c",
     "continuity/vault/placeholders.py": "b8d1c21b4e24d2cdb4700a4ff82f8b7450505bae9fba8b6aff2ab3a9ec074266",
-    "continuity/vault/registry.py": "60e5b13a4985d1b05977d2a0087c9ed80326d669e9ea6cbbce7690e607884a9c",
+    "continuity/vault/registry.py": "59ba11d259cfabac6bcee5b6cc55b65c1c31d686446f3931aa445bd5446efb21",
     "continuity/vault/scan.py": "16fcbfeaaa247170d66b2ed7b7ca53f28269e9ad20d293711a7d1741f05d8ea9",
 }
 # END PINNED MODULES
@@ -116,15 +120,17 @@ WARM_MODULES = (
     "continuity/hook/__init__.py",
     "continuity/hook/warm.py",
     "continuity/ids.py",
+    "continuity/lightjson.py",
     "continuity/limits.py",
     "continuity/local/__init__.py",
     "continuity/local/connfile.py",
-    "continuity/local/made.py",
+    "continuity/local/made_lookup.py",
     "continuity/local/repo.py",
     "continuity/local/userdirs.py",
+    "continuity/names.py",
     "continuity/safeio.py",
 )
-START_EVENTS = ("SessionStart", "SubagentStart")
+START_EVENTS = ("SessionStart", "SubagentStart")  # continuity.names's, which is not checked yet here
 MODULE_CAP_BYTES = 1 << 20  # far above any reviewed module; limits.py is not trusted before it is checked
 OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
@@ -208,18 +214,25 @@ def changed_text(event: str, what: str) -> str:
     )
 
 
-def changed_output(what: str, data: bytes) -> str:
+def changed_output(what: str, payload: object) -> str:
     """The hook's answer when pinned code changed: the notice for a start event, nothing otherwise."""
     import json
 
-    try:
-        payload = json.loads(data)
-    except ValueError:
-        return ""
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     if event not in START_EVENTS:
         return ""
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": changed_text(event, what)}})
+
+
+def stdin_json() -> object:
+    """The harness's JSON, read here only when the package's reader (`warm.read_payload`) is itself among
+    the changed modules: its event chooses between the notice and nothing."""
+    import json
+
+    try:
+        return json.loads(sys.stdin.buffer.read(MODULE_CAP_BYTES))
+    except ValueError:
+        return None
 
 
 def leave(text: str) -> "NoReturn":
@@ -246,32 +259,32 @@ def main(argv: list[str]) -> int:
     code = code_digest()
     finder = PinnedFinder()
     sys.meta_path.insert(0, finder)
-    data: bytes | None = None
+    payload: dict[str, object] | None = None  # the harness's JSON object, read and parsed once
+    read = False
     if hook:
+        gc.disable()  # the warm answer only loads modules: collecting would walk them all for nothing (~2%)
         warm = checked(WARM_MODULES)
         if isinstance(warm, dict):
             finder.sources.update(warm)
             from continuity.hook import warm as fastpath
 
-            data = fastpath.read_stdin()
-            payload = fastpath.parse_payload(data)
-            answer = None if payload is None else fastpath.serve(payload, option(argv, "--harness", "codex"), code)
+            payload, read = fastpath.read_payload(), True
+            answer = fastpath.serve(payload, option(argv, "--harness", "codex"), code)
             if answer is not None:
                 leave(answer.decode("utf-8") + "\n")
+        gc.enable()
     everything = checked(sorted(PINNED_MODULES))
     if not isinstance(everything, dict):
         if not hook:
-            sys.stdout.write(changed_text(option(argv, "--event", "SessionStart"), everything) + "\n")
+            sys.stdout.write(changed_text(option(argv, "--event", START_EVENTS[0]), everything) + "\n")
             return 3
-        if data is None:
-            data = sys.stdin.buffer.read(MODULE_CAP_BYTES)
-        notice = changed_output(everything, data)
+        notice = changed_output(everything, payload if read else stdin_json())
         sys.stdout.write(notice + "\n" if notice else "")
         return 0
     finder.sources.update(everything)
     from continuity.hook import entry
 
-    return entry.main(argv, data, code)
+    return entry.main(argv, payload, code)
 
 
 if __name__ == "__main__":

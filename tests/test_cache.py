@@ -122,7 +122,9 @@ class Hook:
         with self.monkeypatch.context() as patch:
             if no_cache:
                 patch.setenv("CONTINUITY_NO_CACHE", "1")
-            return run.run_hook(harness, self.data(event), HOOK_CODE)
+            payload = parse_payload(self.data(event))
+            assert payload is not None
+            return run.run_hook(harness, payload, HOOK_CODE)
 
     def serve(
         self, event: str = SESSION, harness: str = "codex", source: str = "startup", code: str = HOOK_CODE
@@ -470,7 +472,7 @@ def test_changes_invalidate(
     assert check(after), label
     fresh = uncached(vault, conn, SESSION, "codex", monkeypatch)
     assert after.text == fresh.text and brief_json(after) == brief_json(fresh)
-    assert hooks.cold() == envelope.hook_output(SESSION, fresh)
+    assert hooks.cold() == envelope.hook_output(SESSION, fresh.text)
 
 
 def test_after_one_change_only_that_source_is_validated_again(

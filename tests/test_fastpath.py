@@ -24,8 +24,10 @@ from continuity.local import userdirs
 from continuity.trust import pin
 
 # What an unchanged vault must not cost: the heavy dependencies, and the standard library's slowest
-# imports (typing, pathlib and dataclasses take several milliseconds each on a session start).
+# imports (typing, pathlib and dataclasses take several milliseconds each on a session start; json
+# loads re, enum, functools and collections, a third of the warm start: `lightjson` reads instead).
 HEAVY = ("ruamel", "detect_secrets", "typer", "portalocker", "click", "pathlib", "dataclasses", "typing")
+HEAVY += ("json", "re", "enum", "functools", "collections", "contextlib")
 WARM = pin.module_closure(Path(__file__).resolve().parents[1] / "src", ("continuity.hook.warm",))
 
 

@@ -551,7 +551,7 @@ def run_hook(harness, data, code):
 run.run_hook = run_hook
 entry.site_packages()
 print({str(site_dir)!r} in sys.path, "needed_dep" in sys.modules)
-print(entry._brief_or_retry("codex", b"{{}}", "digest"))
+print(entry._brief_or_retry("codex", {{}}, "digest"))
 """
     done = subprocess.run([sys.executable, "-I", "-S", "-c", program], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

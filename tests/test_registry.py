@@ -109,7 +109,7 @@ STYLE_ENTRY = """STYLE = Source(
     path=f"{layout.SYSTEM}/STYLE.md",
     cap_bytes=limits.STYLE_CAP_BYTES,
     note_type="style",
-    events=(_SESSION_START,),
+    events=(SESSION_START,),
     left_out_rank=15,
     editable=True,
     missing_hint="copy vault-template/00-system/STYLE.md",

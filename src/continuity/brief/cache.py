@@ -178,7 +178,7 @@ def _store(path: str, code: str, deps: list[list[object]], brief: Brief, memo: d
     from continuity.brief import envelope
 
     blobs = {
-        "output": envelope.hook_output(brief.event, brief).encode("utf-8"),
+        "output": envelope.hook_output(brief.event, brief.text).encode("utf-8"),
         "brief": _brief_json(brief),
         "memo": json.dumps(memo, ensure_ascii=False).encode("utf-8"),
     }

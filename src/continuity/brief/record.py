@@ -16,11 +16,10 @@ path (`brief.cache`) writes them.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 
-from continuity import limits
+from continuity import lightjson, limits
 from continuity.local import userdirs
 from continuity.safeio import open_nofollow, read_fd_capped, read_regular
 
@@ -91,7 +90,7 @@ def read_record(path: str) -> Record | None:
         if not data.startswith(RECORD_MAGIC):
             return None
         end = data.index(b"\n", len(RECORD_MAGIC))
-        head = json.loads(data[len(RECORD_MAGIC) : end])
+        head = lightjson.loads(data[len(RECORD_MAGIC) : end])
         blobs, position = {}, end + 1
         for name, size in head["blobs"]:
             blobs[name] = data[position : position + size]

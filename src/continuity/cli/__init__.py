@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import sys
 
+from continuity import names
+
 TYPE_CHECKING = False  # `typing` is not imported at run time: `lifecycle mcp` answers before it would load
 if TYPE_CHECKING:
     from typing import Any
 
-_MCP_OPTIONS = {"--for": ("main", "subagent"), "--harness": ("codex", "claude")}
+_MCP_OPTIONS = {"--for": ("main", "subagent"), "--harness": names.HARNESSES}
 
 
 def mcp_serve_args(argv: list[str]) -> dict[str, str] | None:
@@ -29,7 +31,7 @@ def mcp_serve_args(argv: list[str]) -> dict[str, str] | None:
     which says what is wrong as it does for every command."""
     if not argv or argv[0] != "mcp":
         return None
-    chosen = {"--for": "main", "--harness": "codex"}
+    chosen = {"--for": "main", "--harness": names.CODEX}
     rest = argv[1:]
     while rest:
         name, has_value, value = rest[0].partition("=")

@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
+from continuity import names
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 SessionOption = Annotated[
     str | None,
@@ -18,8 +20,8 @@ SessionOption = Annotated[
 
 
 class Event(str, Enum):
-    SessionStart = "SessionStart"
-    SubagentStart = "SubagentStart"
+    SessionStart = names.SESSION_START
+    SubagentStart = names.SUBAGENT_START
 
 
 class Format(str, Enum):
@@ -28,8 +30,8 @@ class Format(str, Enum):
 
 
 class Harness(str, Enum):
-    codex = "codex"
-    claude = "claude"
+    codex = names.CODEX
+    claude = names.CLAUDE
 
 
 class Scope(str, Enum):

@@ -1,8 +1,10 @@
 """The startup script's full path: option parsing, the cold hook, the manual render.
 
 `scripts/agent-startup-context.py` stays small and pinned: it checks the digests of the modules it
-loads, serves an unchanged vault from `fastpath`, and hands everything else to `main` here, with the
-digest of the pinned code that keys the startup cache. Standard library only at import time; when a
+loads, reads the harness's JSON once and serves an unchanged vault through `warm`, and hands
+everything else to `main` here, with the parsed JSON and the digest of the pinned code that keys the
+startup cache. It lives apart from `run` so that the part that may fail to import (the renderer and
+its dependencies) is one import that can be caught. Standard library only at import time; when a
 dependency cannot be imported, `reexec` decides what happens next.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-START_EVENTS = ("SessionStart", "SubagentStart")
+from continuity import names
 
 USAGE = (
     "usage: agent-startup-context.py --hook --harness codex|claude\n"
@@ -22,8 +24,8 @@ USAGE = (
 
 def parse_options(argv: list[str]) -> tuple[str | None, dict[str, str]]:
     """(mode, options); mode is None for bad input, with the reason in options["error"]."""
-    mode, opts, rest = None, {"event": "SessionStart", "format": "text", "harness": "codex"}, list(argv)
-    allowed = {"event": ("SessionStart", "SubagentStart"), "format": ("text", "json"), "harness": ("codex", "claude")}
+    mode, opts, rest = None, {"event": names.SESSION_START, "format": "text", "harness": names.CODEX}, list(argv)
+    allowed = {"event": names.START_EVENTS, "format": ("text", "json"), "harness": names.HARNESSES}
     while rest:
         arg = rest.pop(0)
         if arg in ("--hook", "--render"):
@@ -65,43 +67,29 @@ def site_packages(*, complete: bool = False) -> None:
     sys.meta_path[:] = pinned + [finder for finder in sys.meta_path if finder not in pinned]
 
 
-STATE_EVENTS = ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit")
+def hook_full(harness: str, payload: dict[str, object] | None, code: str) -> int:
+    """The full hook path (the warm path missed): validate, render, record; always exit 0.
 
-
-def state_event(harness: str, data: bytes) -> str | None:
-    """The answer to an event other than a start (PostToolUse follows every tool call), or None.
-
-    These only update the session's counters, so they skip site-packages and the renderer; anything
-    that is not one of these events takes the full path.
+    `payload` is the harness's JSON object as `warm.read_payload` parsed it; None (over the cap, not
+    JSON, not an object) has no answer. The events other than a start (PostToolUse follows every tool
+    call) only update the session's counters, so they skip site-packages and the renderer.
     """
-    from continuity.hook.warm import parse_payload
+    if payload is None:
+        return 0
+    if payload.get("hook_event_name") in names.STATE_EVENTS:
+        from continuity.hook import nudge
 
-    payload = parse_payload(data)
-    if payload is None or payload.get("hook_event_name") not in STATE_EVENTS:
-        return None
-    from continuity.hook import nudge
-
-    return nudge.handle(payload, harness)
-
-
-def hook_full(harness: str, data: bytes | None, code: str) -> int:
-    """The full hook path (the warm path missed): validate, render, record; always exit 0."""
-    if data is None:
-        from continuity.hook.warm import read_stdin
-
-        data = read_stdin()
-    out = state_event(harness, data)
-    if out is not None:
+        out = nudge.handle(payload, harness)
         if out:
             sys.stdout.write(out + "\n")
         return 0
     site_packages()
     try:
-        out = _brief_or_retry(harness, data, code)
+        out = _brief_or_retry(harness, payload, code)
     except ImportError as exc:
         from continuity.hook import reexec
 
-        out = reexec.answer(harness, data, exc, code)
+        out = reexec.answer(harness, payload, exc, code)
     except Exception:
         if os.environ.get("CONTINUITY_DEBUG") == "1":
             raise
@@ -111,19 +99,19 @@ def hook_full(harness: str, data: bytes | None, code: str) -> int:
     return 0
 
 
-def _brief_or_retry(harness: str, data: bytes, code: str) -> str:
+def _brief_or_retry(harness: str, payload: dict[str, object], code: str) -> str:
     """`run.run_hook`, once more with every `.pth` file run when a dependency cannot be imported."""
     try:
         from continuity.hook import run
 
-        return run.run_hook(harness, data, code)
+        return run.run_hook(harness, payload, code)
     except ImportError:
         if not sys.flags.no_site:
             raise
     site_packages(complete=True)
     from continuity.hook import run
 
-    return run.run_hook(harness, data, code)
+    return run.run_hook(harness, payload, code)
 
 
 def render_main(opts: dict[str, str], code: str) -> int:
@@ -140,12 +128,12 @@ def render_main(opts: dict[str, str], code: str) -> int:
     return status
 
 
-def main(argv: list[str], data: bytes | None, code: str) -> int:
-    """Everything after the pinned checks; `data` is stdin when the warm path already read it, and
-    `code` the digest of the pinned code."""
+def main(argv: list[str], payload: dict[str, object] | None, code: str) -> int:
+    """Everything after the pinned checks; `payload` is the harness's JSON object as the script read it
+    (hook mode only), and `code` the digest of the pinned code."""
     mode, opts = parse_options(argv)
     if mode == "hook":
-        return hook_full(opts["harness"], data, code)
+        return hook_full(opts["harness"], payload, code)
     if mode == "help":
         sys.stdout.write(USAGE + "\n")
         return 0

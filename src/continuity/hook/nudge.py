@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 
-from continuity import limits
+from continuity import limits, names
 from continuity.hook.hookstate import HookState, digest, load, save, session_path
 
 STOP_REASON = (
@@ -98,18 +98,18 @@ def handle(payload: dict[str, object], harness: str) -> str:
     """Stdout for a non-start event: a Stop block, or nothing. Never raises (fails open)."""
     try:
         event = payload.get("hook_event_name")
-        if event not in ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit"):
+        if event not in names.STATE_EVENTS:
             return ""
         path = session_path(payload)
         if path is None:
             return ""
         state = load(path)
         out = ""
-        if event == "PreCompact":
+        if event == names.PRE_COMPACT:
             state = state.but(compact_pending=True)
-        elif event == "PostToolUse":
+        elif event == names.POST_TOOL_USE:
             state = on_post_tool_use(state, payload)
-        elif event == "UserPromptSubmit":
+        elif event == names.USER_PROMPT_SUBMIT:
             state = state.new_turn(turn_fingerprint(payload))
         else:
             state, out = on_stop(state, payload)

@@ -8,10 +8,11 @@ not restored and why. Only this rare path imports this module.
 The second run is held to the first one's pin. It never reads the startup script or the checkout
 again (a file swapped after the first run hashed it, or a module planted beside it, would run
 unchecked): it runs `python -I -S -c BOOTSTRAP`, a fixed program in this pinned module, and receives
-on stdin exactly the module bytes the first run checked, which the same kind of finder serves, then
-the harness's payload. `-I -S` keeps PYTHONPATH, the current folder, the user's site folder and
-`sitecustomize`/`usercustomize` out, as the hook command does for the first run; the interpreter's
-site-packages come back as they do there (`entry.site_packages`).
+on stdin one JSON line (the harness's JSON object as the first run parsed it, among the rest), then
+exactly the module bytes the first run checked, which the same kind of finder serves. `-I -S` keeps
+PYTHONPATH, the current folder, the user's site folder and `sitecustomize`/`usercustomize` out, as
+the hook command does for the first run; the interpreter's site-packages come back as they do there
+(`entry.site_packages`).
 """
 
 from __future__ import annotations
@@ -20,21 +21,25 @@ import os
 import sys
 from pathlib import Path
 
+from continuity import names
+from continuity.brief.envelope import hook_output, unavailable_text
 
-def answer(harness: str, data: bytes, exc: ImportError, code: str = "") -> str:
+
+def answer(harness: str, payload: dict[str, object], exc: ImportError, code: str = "") -> str:
     """The hook's stdout after an import failure: the re-run's answer, or the notice."""
     if os.environ.get("CONTINUITY_REEXEC") != "1":
-        python = _connection_python(data)
+        python = _connection_python(payload)
         if python and os.path.abspath(python) != os.path.abspath(sys.executable):
-            again = _reexec(python, ["--hook", "--harness", harness], data, code)
+            again = _reexec(python, ["--hook", "--harness", harness], payload, code)
             if again is not None:
                 return again.decode("utf-8", errors="replace").rstrip("\n")
-    return _import_failure_output(harness, data, exc)
+    return _import_failure_output(payload, exc)
 
 
 # The second run's whole program. It trusts only what its parent hands it on stdin: one JSON line
-# (the module files with their lengths, the pinned-code digest, argv), the checked module bytes, and
-# the payload. Its finder serves `continuity` from those bytes alone, like the startup script's.
+# (the module files with their lengths, the pinned-code digest, argv, the harness's JSON object) and
+# the checked module bytes. Its finder serves `continuity` from those bytes alone, like the startup
+# script's.
 BOOTSTRAP = """import json, sys
 from importlib.machinery import ModuleSpec
 raw = sys.stdin.buffer.read()
@@ -67,7 +72,7 @@ class Finder:
         raise ImportError(name + " is not among the reviewed startup modules", name=name)
 sys.meta_path.insert(0, Finder())
 from continuity.hook import entry
-sys.exit(entry.main(head["argv"], rest, head["code"]))
+sys.exit(entry.main(head["argv"], head["payload"], head["code"]))
 """
 
 
@@ -82,16 +87,19 @@ def pinned_sources() -> tuple[str, dict[str, bytes]] | None:
     return None
 
 
-def bootstrap_input(src: str, sources: dict[str, bytes], argv: list[str], code: str, data: bytes) -> bytes:
-    """What the second run reads on stdin: header line, module bytes, payload."""
+def bootstrap_input(
+    src: str, sources: dict[str, bytes], argv: list[str], code: str, payload: dict[str, object]
+) -> bytes:
+    """What the second run reads on stdin: the header line, then the module bytes."""
     import json
 
     order = sorted(sources)
-    head = {"src": src, "modules": [[rel, len(sources[rel])] for rel in order], "code": code, "argv": argv}
-    return json.dumps(head).encode("utf-8") + b"\n" + b"".join(sources[rel] for rel in order) + data
+    modules = [[rel, len(sources[rel])] for rel in order]
+    head = {"src": src, "modules": modules, "code": code, "argv": argv, "payload": payload}
+    return json.dumps(head).encode("utf-8") + b"\n" + b"".join(sources[rel] for rel in order)
 
 
-def _reexec(python: str, argv: list[str], data: bytes, code: str) -> bytes | None:
+def _reexec(python: str, argv: list[str], payload: dict[str, object], code: str) -> bytes | None:
     """Run the checked modules again with the connection's interpreter, isolated; its stdout, or None."""
     import subprocess
 
@@ -102,7 +110,7 @@ def _reexec(python: str, argv: list[str], data: bytes, code: str) -> bytes | Non
     try:
         proc = subprocess.run(
             [python, "-I", "-S", "-c", BOOTSTRAP],
-            input=bootstrap_input(*found, argv, code, data),
+            input=bootstrap_input(*found, argv, code, payload),
             capture_output=True,
             env=env,
             timeout=25,
@@ -112,38 +120,25 @@ def _reexec(python: str, argv: list[str], data: bytes, code: str) -> bytes | Non
     return proc.stdout if proc.returncode == 0 else None
 
 
-def _import_failure_output(harness: str, data: bytes, exc: ImportError) -> str:
+def _import_failure_output(payload: dict[str, object], exc: ImportError) -> str:
     """Valid hook JSON that says private memory was not restored because an import failed."""
-    import json
-
-    try:
-        payload = json.loads(data.decode("utf-8", errors="replace") or "null")
-    except ValueError:
+    event = payload.get("hook_event_name")
+    if not isinstance(event, str) or event not in names.START_EVENTS:
         return ""
-    if not isinstance(payload, dict) or payload.get("hook_event_name") not in ("SessionStart", "SubagentStart"):
-        return ""
-    event = payload["hook_event_name"]
     name = getattr(exc, "name", None) or "a dependency"
-    text = (
-        f'<private-memory event="{event}" status="unavailable">\n'
-        f"Private memory was not restored (the startup code could not import {name} with this Python; "
-        "set `python` in the checkout's .agent-vault to an interpreter that has continuity installed). "
-        "Continue under AGENTS.md and the repository's instructions, and do not claim that private "
-        "identity, preferences or handoffs were restored.\n</private-memory>"
+    why = (
+        f" (the startup code could not import {name} with this Python; set `python` in the checkout's "
+        ".agent-vault to an interpreter that has continuity installed)"
     )
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+    return hook_output(event, unavailable_text(event, why, hint=""))
 
 
-def _connection_python(data: bytes) -> str | None:
+def _connection_python(payload: dict[str, object]) -> str | None:
     """The connection's `python`, when it may be run (see `trusted_interpreter`), else None."""
     try:
-        import json
-        from pathlib import Path
-
         from continuity.local import connection
 
-        payload = json.loads(data.decode("utf-8", errors="replace") or "null")
-        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        cwd = payload.get("cwd")
         conn = connection.discover(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
         if conn.python and trusted_interpreter(conn.python, conn.file, conn.repo):
             return conn.python

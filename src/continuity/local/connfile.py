@@ -9,7 +9,7 @@ the hook's warm path both read it through `parse`.
 
 from __future__ import annotations
 
-import json
+from continuity import lightjson
 
 NAME = ".agent-vault"
 KEYS = ("vault", "device", "project", "python")
@@ -20,7 +20,7 @@ def _scalar(raw: str) -> str:
     raw = raw.strip()
     if raw.startswith('"'):
         try:
-            value = json.loads(raw)
+            value = lightjson.loads(raw)
         except ValueError:
             value = None
         if not isinstance(value, str):

@@ -11,7 +11,9 @@ computer, and neither the sweep nor the hook acts on it.
 
 One small file per record, `<state>/made/<kind>/<sha256 of the real path>`, holding JSON
 `{"version": 1, "path": …, "value": …}`: a lookup is one open, and two checkouts never rewrite each
-other's records. Standard library only: the startup hook and the pinned sweep read it.
+other's records. Reading a record (`is_made`, `recalled`) lives in `made_lookup`, which the startup
+hook's warm path imports alone; this module adds making and forgetting them, and re-exports the
+reading part for everyone else. Standard library only: the startup hook and the pinned sweep read it.
 """
 
 from __future__ import annotations
@@ -21,49 +23,19 @@ import hashlib
 import json
 import os
 
-from continuity import safeio
-from continuity.local import userdirs
+from continuity.local.made_lookup import (
+    CONNECTION as CONNECTION,
+    OUTBOX as OUTBOX,
+    RECORD_CAP_BYTES as RECORD_CAP_BYTES,
+    is_made as is_made,
+    read_small,
+    real as real,
+    recalled as recalled,
+    record_path as record_path,
+)
 
-CONNECTION = "connection"
-OUTBOX = "outbox"
-RECORD_CAP_BYTES = 4096  # a path and a digest; anything larger is not a record of ours
 GIT_TIMEOUT_SECONDS = 10
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-
-def real(path: str | os.PathLike[str]) -> str:
-    return os.path.realpath(os.fspath(path))
-
-
-def record_path(kind: str, path: str | os.PathLike[str]) -> str:
-    key = hashlib.sha256(real(path).encode("utf-8", "surrogateescape")).hexdigest()
-    return os.path.join(userdirs.state_dir(), "made", kind, key)
-
-
-def _read_small(path: str | os.PathLike[str], cap: int) -> bytes | None:
-    """A regular file's bytes (never through a link), or None when it is not one within `cap` bytes."""
-    try:
-        return safeio.read_regular(os.fspath(path), cap)
-    except OSError:
-        return None
-
-
-def recalled(kind: str, path: str | os.PathLike[str]) -> str | None:
-    """The value recorded when this computer made the file at `path`, or None."""
-    data = _read_small(record_path(kind, path), RECORD_CAP_BYTES)
-    try:
-        doc = json.loads(data) if data is not None else None
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or doc.get("version") != 1 or doc.get("path") != real(path):
-        return None
-    value = doc.get("value")
-    return value if isinstance(value, str) and value else None
-
-
-def is_made(kind: str, path: str | os.PathLike[str], value: str | None) -> bool:
-    """Whether this computer recorded `value` for the file at `path`."""
-    return value is not None and recalled(kind, path) == value
 
 
 def remember(kind: str, path: str | os.PathLike[str], value: str) -> None:
@@ -95,7 +67,7 @@ def forget(kind: str, path: str | os.PathLike[str]) -> None:
 
 def file_digest(path: str | os.PathLike[str], cap: int) -> str | None:
     """SHA-256 of a regular file's bytes (never through a link), or None when it is not one within `cap`."""
-    data = _read_small(path, cap)
+    data = read_small(path, cap)
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 

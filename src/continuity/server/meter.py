@@ -29,7 +29,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from continuity import tunables
+from continuity import names, tunables
 
 AUDIENCES = ("main", "subagent")
 WARM_ALLOWANCE_BYTES = {
@@ -40,7 +40,7 @@ TOTAL_ALLOWANCE_BYTES = {
     "main": tunables.SESSION_MEMORY_MAIN_ALLOWANCE_BYTES,
     "subagent": tunables.SESSION_MEMORY_SUBAGENT_ALLOWANCE_BYTES,
 }
-START_EVENT = {"main": "SessionStart", "subagent": "SubagentStart"}
+START_EVENT = {"main": names.SESSION_START, "subagent": names.SUBAGENT_START}
 WRITE_ALLOWANCE_BYTES = {
     "main": tunables.MCP_WRITE_MAIN_ALLOWANCE_BYTES,
     "subagent": tunables.MCP_WRITE_SUBAGENT_ALLOWANCE_BYTES,

@@ -8,7 +8,7 @@ line does, and every private byte they return is counted against the session's a
 
 from __future__ import annotations
 
-from continuity import limits, tunables
+from continuity import limits, names, tunables
 from continuity.server.tool import DATA_NOT_INSTRUCTIONS, Outcome, arguments, choice, count, text, tool
 
 TYPE_CHECKING = False  # `typing` is not imported at run time (the tool list is answered without it)
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from continuity.server.tool import Session
 
-START_EVENTS = ("SessionStart", "SubagentStart")
+START_EVENTS = names.START_EVENTS
 
 
 def _escaped_line(value: str) -> str:

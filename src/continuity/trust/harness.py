@@ -28,13 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import tunables
+from continuity import names, tunables
 from continuity.errors import InputRejected, UsageError
 from continuity.trust import hookcommand
 
-CODEX = "codex"
-CLAUDE = "claude"
-HARNESSES = (CODEX, CLAUDE)
+CODEX, CLAUDE, HARNESSES = names.CODEX, names.CLAUDE, names.HARNESSES
 SCOPES = ("user", "project")
 SCRIPT_REL = "scripts/agent-startup-context.py"
 SWEEP_REL = "scripts/artifactctl.py"
@@ -46,15 +44,15 @@ DESCRIPTION = (
     "recovers after compaction, asks at Stop whether a handoff is worth writing, sweeps the outbox."
 )
 SESSION_MATCHER = {CODEX: "startup|resume|clear|compact", CLAUDE: "startup|resume|clear|compact|fork"}
-STATE_EVENTS = {
-    CODEX: ("PreCompact", "PostToolUse", "Stop"),
-    CLAUDE: ("PreCompact", "PostToolUse", "Stop", "UserPromptSubmit"),
+STATE_EVENTS = {  # Codex has no UserPromptSubmit hook
+    CODEX: tuple(event for event in names.STATE_EVENTS if event != names.USER_PROMPT_SUBMIT),
+    CLAUDE: names.STATE_EVENTS,
 }
 CONTEXT_LIMIT = {
-    "SessionStart": tunables.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS,
-    "SubagentStart": tunables.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS,
+    names.SESSION_START: tunables.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS,
+    names.SUBAGENT_START: tunables.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS,
 }
-STATUS_MESSAGE = {"SessionStart": "Restoring private memory", "SubagentStart": "Restoring project memory"}
+STATUS_MESSAGE = {names.SESSION_START: "Restoring private memory", names.SUBAGENT_START: "Restoring project memory"}
 
 
 @dataclass(frozen=True)
@@ -142,17 +140,17 @@ def wanted_groups(harness: str, where: Location) -> dict[str, dict[str, Any]]:
     digest = sha256_file(script)
     session: dict[str, Any] = {
         "matcher": SESSION_MATCHER[harness],
-        "hooks": [_brief_handler(harness, "SessionStart", where, digest)],
+        "hooks": [_brief_handler(harness, names.SESSION_START, where, digest)],
     }
     sweep = _sweep_handler(harness, where)
     if sweep is not None:
         session["hooks"].append(sweep)
     groups = {
-        "SessionStart": session,
-        "SubagentStart": {"hooks": [_brief_handler(harness, "SubagentStart", where, digest)]},
+        names.SESSION_START: session,
+        names.SUBAGENT_START: {"hooks": [_brief_handler(harness, names.SUBAGENT_START, where, digest)]},
     }
     for event in STATE_EVENTS[harness]:
-        group: dict[str, Any] = {"matcher": "*"} if event == "PostToolUse" else {}
+        group: dict[str, Any] = {"matcher": "*"} if event == names.POST_TOOL_USE else {}
         group["hooks"] = [_brief_handler(harness, event, where, digest)]
         groups[event] = group
     return groups

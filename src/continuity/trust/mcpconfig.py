@@ -39,13 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity import tunables
+from continuity import names, tunables
 from continuity.errors import InputRejected, UsageError
 from continuity.trust.harness import parse_object, read_config
 
-CODEX = "codex"
-CLAUDE = "claude"
-HARNESSES = (CODEX, CLAUDE)
+CODEX, CLAUDE, HARNESSES = names.CODEX, names.CLAUDE, names.HARNESSES
 SCOPES = ("user", "project")
 SERVER_NAME = "continuity"
 _TABLE = {CODEX: "mcp_servers", CLAUDE: "mcpServers"}

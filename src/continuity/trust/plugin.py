@@ -25,7 +25,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from continuity import tunables
+from continuity import names, tunables
 from continuity.trust import harness, hookcommand
 
 PLUGIN_NAME = "continuity"
@@ -34,7 +34,6 @@ ROOT_VARIABLE = {harness.CODEX: "${PLUGIN_ROOT}", harness.CLAUDE: "${CLAUDE_PLUG
 RUNNER_REL = "hooks/continuity-hook.py"
 HOOKS_REL = "hooks/hooks.json"
 _DIGEST_LINE = re.compile(r'^STARTUP_SCRIPT_SHA256 = "[0-9a-f]{64}"$', re.MULTILINE)
-START_EVENTS = ("SessionStart", "SubagentStart")
 DESCRIPTION = (
     "continuity (plugin): restores the private-memory brief at session and subagent start from the installed "
     "package (SHA-256-pinned), recovers after compaction, asks at Stop whether a handoff is worth writing."
@@ -48,7 +47,7 @@ def runner_text(checkout: Path, startup_sha256: str) -> str:
 
 
 def _command(name: str, runner_sha256: str, event: str, *, windows: bool) -> str:
-    start = event in START_EVENTS
+    start = event in names.START_EVENTS
     code = hookcommand.program(notice=start, walk=True)
     args = ["--hook", "--harness", name, *(["--notice"] if start else [])]
     script = f"{ROOT_VARIABLE[name]}/{RUNNER_REL}"
@@ -61,7 +60,7 @@ def _handler(name: str, runner_sha256: str, event: str) -> dict[str, Any]:
     handler: dict[str, Any] = {"type": "command", "command": _command(name, runner_sha256, event, windows=False)}
     if name == harness.CODEX:
         handler["commandWindows"] = _command(name, runner_sha256, event, windows=True)
-    start = event in START_EVENTS
+    start = event in names.START_EVENTS
     handler["timeout"] = tunables.HOOK_TIMEOUT_SECONDS if start else tunables.HOOK_STATE_TIMEOUT_SECONDS
     if name == harness.CODEX and start:
         handler["statusMessage"] = harness.STATUS_MESSAGE[event]
@@ -71,13 +70,13 @@ def _handler(name: str, runner_sha256: str, event: str) -> dict[str, Any]:
 
 def hooks_doc(name: str, runner_sha256: str) -> dict[str, Any]:
     """The plugin's hooks.json: one group per event, as `hooks install` registers them."""
-    events = [*START_EVENTS, *harness.STATE_EVENTS[name]]
+    events = [*names.START_EVENTS, *harness.STATE_EVENTS[name]]
     groups: dict[str, Any] = {}
     for event in events:
         group: dict[str, Any] = {}
-        if event == "SessionStart":
+        if event == names.SESSION_START:
             group["matcher"] = harness.SESSION_MATCHER[name]
-        elif event == "PostToolUse":
+        elif event == names.POST_TOOL_USE:
             group["matcher"] = "*"
         group["hooks"] = [_handler(name, runner_sha256, event)]
         groups[event] = [group]

@@ -26,11 +26,11 @@ from continuity.errors import UsageError
 from continuity.trust import harness, instructions, mcpconfig, plugin, undo
 
 NEXT_STEPS = {
-    "codex": [
+    harness.CODEX: [
         "Codex runs a new or changed hook only after you trust it: start codex, open /hooks and trust "
         "continuity's hooks; then start a new session (/mcp lists 'continuity').",
     ],
-    "claude": ["Start a new Claude Code session: the brief arrives at its start and /mcp lists 'continuity'."],
+    harness.CLAUDE: ["Start a new Claude Code session: the brief arrives at its start and /mcp lists 'continuity'."],
 }
 
 
@@ -163,8 +163,8 @@ def setup(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Result:
         "mcp": {
             "path": str(server.path),
             "created": not server.path.exists(),
-            "table_added": ("mcp_servers" if name == "codex" else "mcpServers")
-            not in _top_keys(server.path, toml=name == "codex"),
+            "table_added": ("mcp_servers" if name == harness.CODEX else "mcpServers")
+            not in _top_keys(server.path, toml=name == harness.CODEX),
         },
         "instructions": {"path": str(pointer.path), "created": pointer.before is None, "lead": pointer.lead},
     }

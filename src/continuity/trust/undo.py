@@ -151,7 +151,7 @@ def codex_trust_without(keys: list[str], *, keep_tables: bool) -> tuple[Path, st
     gives back the bytes of before when Codex appended them; tomlkit does it otherwise."""
     import tomlkit
 
-    path = mcpconfig.user_config_path("codex")
+    path = mcpconfig.user_config_path(harness.CODEX)
     text, doc = _load_toml(path)
     hooks = doc.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
@@ -215,8 +215,8 @@ def mcp_without_ours(
 
     For TOML, `chunks` (the lines setup inserted, from its record) are taken out as they were when
     they are still there unchanged: tomlkit would leave the blank line it put before our table."""
-    table = "mcp_servers" if harness_name == "codex" else "mcpServers"
-    if harness_name == "codex":
+    table = "mcp_servers" if harness_name == harness.CODEX else "mcpServers"
+    if harness_name == harness.CODEX:
         import tomlkit
 
         text, doc = _load_toml(path)

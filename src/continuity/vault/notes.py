@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -97,6 +98,7 @@ def run_allowance(tokens: int = limits.FRONTMATTER_RUN_MAX_TOKENS) -> Iterator[N
         _RUN_LEFT.pop()
 
 
+@functools.cache  # one class for the process: building it again for every note cost the cold start
 def _bounded_scanner() -> Any:
     """ruamel.yaml's scanner, stopped as soon as a block passes a cap: each call of `fetch_more_tokens`
     makes at least one token, and the depth it sees (open flow collections plus block indentation

@@ -22,11 +22,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from continuity import limits
+from continuity.names import SESSION_START, SUBAGENT_START
 from continuity.vault import layout
 
-# The events a source may be shown in, as the harnesses name them (`brief.render.EVENTS`).
-_SESSION_START = "SessionStart"
-_SUBAGENT_START = "SubagentStart"
 # What stands for the connection's ids in a path; the frontmatter key of the same name must match it.
 LABELS = ("project", "device")
 
@@ -85,7 +83,7 @@ SOUL = Source(
     path=f"{layout.SYSTEM}/SOUL.md",
     cap_bytes=limits.SOUL_CAP_BYTES,
     note_type="soul",
-    events=(_SESSION_START,),
+    events=(SESSION_START,),
     left_out_rank=50,
     editable=True,
     missing_hint="restore it from your sync history or copy vault-template/00-system/SOUL.md",
@@ -96,7 +94,7 @@ PREFERENCES = Source(
     path=f"{layout.SYSTEM}/PREFERENCES.md",
     cap_bytes=limits.PREFERENCES_CAP_BYTES,
     note_type="preferences",
-    events=(_SESSION_START,),
+    events=(SESSION_START,),
     left_out_rank=20,
     editable=True,
     missing_hint="restore it from your sync history or copy vault-template/00-system/PREFERENCES.md",
@@ -107,7 +105,7 @@ PROJECT = Source(
     path=f"{layout.PROJECTS}/{{project}}/PROJECT.md",
     cap_bytes=limits.PROJECT_CAP_BYTES,
     note_type="project",
-    events=(_SESSION_START, _SUBAGENT_START),
+    events=(SESSION_START, SUBAGENT_START),
     left_out_rank=40,
     editable=True,
     missing_hint="run 'lifecycle init' in this checkout to create it",
@@ -118,7 +116,7 @@ DEVICE = Source(
     path=f"{layout.DEVICES}/{{device}}/DEVICE.md",
     cap_bytes=limits.DEVICE_CAP_BYTES,
     note_type="device",
-    events=(_SESSION_START, _SUBAGENT_START),
+    events=(SESSION_START, SUBAGENT_START),
     left_out_rank=10,
     editable=True,
     missing_hint="run 'lifecycle init' in this checkout to create it",
@@ -129,7 +127,7 @@ HANDOFF = Source(
     path=layout.HANDOFFS,
     cap_bytes=limits.HANDOFF_CAP_BYTES,
     note_type="handoff",
-    events=(_SESSION_START, _SUBAGENT_START),
+    events=(SESSION_START, SUBAGENT_START),
     left_out_rank=30,
     editable=False,
     missing_hint=None,

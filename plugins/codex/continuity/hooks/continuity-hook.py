@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "3109cb1ba134509a4edf8ad716b0037097fe10ad5f4a47ce390d694fbd7c9117"
+STARTUP_SCRIPT_SHA256 = "10b8e80a91b52ee6739081eb10b91fce6051f8a1bbc6c6bafecbc83d99e1c938"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")

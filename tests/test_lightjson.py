@@ -1,0 +1,81 @@
+"""`lightjson` reads and writes exactly as `json` does: the same value, or the same kind of error.
+
+Generated over every JSON value shape (with whitespace around it, text in any Unicode, numbers at
+their limits), over arbitrary text and bytes (which are mostly not JSON), and over flat objects such
+as the receipt, since the warm path reads the harness's input and the cache's records with it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from continuity import lightjson
+
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4), max_leaves=20
+)
+SPACE = st.text(alphabet=" \t\n\r", max_size=3)
+
+
+def same(a: object, b: object) -> bool:
+    """Equal, with NaN equal to itself (json reads NaN as a float that is not equal to itself)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def outcome(read: object, text: str | bytes) -> tuple[str, object]:
+    try:
+        return "value", read(text)  # type: ignore[operator]
+    except (ValueError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+def check(text: str | bytes) -> None:
+    ours, theirs = outcome(lightjson.loads, text), outcome(json.loads, text)
+    assert ours[0] == theirs[0], (text, ours, theirs)
+    assert same(ours[1], theirs[1]), (text, ours, theirs)
+
+
+@settings(max_examples=400)
+@given(VALUES, SPACE, SPACE, st.booleans(), st.booleans())
+def test_every_json_document_reads_as_json_reads_it(
+    value: object, before: str, after: str, ascii: bool, raw: bool
+) -> None:
+    text = before + json.dumps(value, ensure_ascii=ascii) + after
+    check(text.encode("utf-8") if raw else text)
+
+
+@settings(max_examples=400)
+@given(st.text(max_size=40) | st.binary(max_size=40))
+def test_anything_else_is_refused_as_json_refuses_it(text: str | bytes) -> None:
+    check(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": 1} x', "\ufeff{}", b"\xef\xbb\xbf{}", '{"a": 1}{', "[1,]", "NaN", "-Infinity", "1\x00", b"1\x00",
+     "{}".encode("utf-16"), "[" * 100_000 + "]" * 100_000, "", " ", '"\\ud800"', b'"\xed\xa0\x80"'],
+)  # fmt: skip
+def test_the_edges_read_as_json_reads_them(text: str | bytes) -> None:
+    check(text)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(), st.none() | st.booleans() | st.integers() | st.text(), max_size=8))
+def test_a_flat_object_is_written_as_json_writes_it(doc: dict[str, object]) -> None:
+    assert lightjson.dumps(doc) == json.dumps(doc)
+
+
+@pytest.mark.parametrize("doc", [{"a": 1.5}, {"a": [1]}, {"a": {"b": None}}, {1: "x"}, {"n": float("nan")}])
+def test_anything_else_is_written_by_json(doc: dict[str, object]) -> None:
+    assert lightjson.dumps(doc) == json.dumps(doc)
