@@ -9,7 +9,7 @@ Corpora: `tests/blind_corpus.py` (credentials of nine families in many writing c
 shapes no format table lists), `tests/clean_notes.py` (at least 1,000 clean notes full of digests,
 ids and talk about tokens), and the hard negatives of `tests/secret_corpus.py` and
 `tests/secret_formats.py`. The format table is switched off with `tests/format_blind.py`. The
-targets (`continuity.limits`) are checked by `tests/test_blind_recall.py`; this script prints the
+targets (`continuity.limits`) are checked by `tests/gate/test_blind_recall.py`; this script prints the
 tables that `docs/secret-gate.md` quotes, and with `--misses` the kinds of the notes it got wrong.
 """
 

@@ -51,7 +51,7 @@ PINNED_MODULES = {
     "continuity/errors.py": "d2009542e39bf3800d9916e6751ec817690f3bee0edbfbc70aea900953e7ad80",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
     "continuity/lightjson.py": "3c0c8cd5980e2904136b5dfd854420165333bbf5cdbeecdfc26958dfc8658985",
-    "continuity/limits.py": "e5ff41235fb62ced5bb724a3a237310deaf5089c16d5633dc74c1d7034e004f2",
+    "continuity/limits.py": "810d9f345a397a41b38e6d4b7c015e36f395f618d0da128487f512353a8e15f4",
     "continuity/local/__init__.py": "3ad4e3ba65e5db075b97f9205f4e54292cfa1362ffcf909d6718b69022a07b8c",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
     "continuity/local/connfile.py": "e3e367faa2b6825ec14cc34f3037b89fcda36580cc271754bb9503a7326f36c3",

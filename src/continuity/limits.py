@@ -5,7 +5,7 @@ included, so a change here changes their pins: re-pin (`lifecycle hook pin`) and
 That is why only what those hooks read lives here (caps and ceilings of the brief, the frontmatter
 bounds, hook state, the outbox's lifetime and caps); every other number the specification names is in
 `continuity.tunables`, outside the pinned closure, where a change needs no re-pin.
-`tests/test_limits_split.py` keeps the two in step with the closure.
+`tests/hook/test_limits_split.py` keeps the two in step with the closure.
 
 Tests import these instead of repeating the figures, so a change of policy is one edit here.
 Ceilings and caps are safety limits, not quotas: spare room is never a reason to write memory.

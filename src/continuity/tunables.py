@@ -3,7 +3,7 @@
 Leases, recall, the MCP server's allowances, the journal search, sync, setup and the scanners use
 these. They live outside the closure of modules the startup script and the outbox sweep pin
 (`continuity.limits` holds what those read), so changing one changes no digest a hook checks: no
-re-pin, no re-trust in Codex. `tests/test_limits_split.py` proves both halves.
+re-pin, no re-trust in Codex. `tests/hook/test_limits_split.py` proves both halves.
 """
 
 from continuity.limits import KIB, MIB

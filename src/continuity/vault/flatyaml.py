@@ -9,7 +9,7 @@ YAML treats as an indicator), and the caller then hands the block to ruamel.yaml
 answer or the precise error. So this module can only ever agree with ruamel.yaml's safe loader
 (YAML 1.2): what it accepts it resolves as that loader does (`null`/`Null`/`NULL`, `true`/`True`/
 `TRUE`, `false`/`False`/`FALSE`, a date, a time with `Z`), and whatever it cannot resolve with
-certainty it declines. tests/test_flatyaml.py checks the agreement on a corpus of tricky lines.
+certainty it declines. tests/vault/test_flatyaml.py checks the agreement on a corpus of tricky lines.
 """
 
 from __future__ import annotations

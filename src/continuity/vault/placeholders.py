@@ -8,7 +8,7 @@ filled in yet"), doctor warns about it, and `handoff new` refuses a body that is
 
 The sentences are kept here rather than read from `templates/` at every session start: the hook must
 not depend on where the templates are installed, and this module is pinned like the rest of the
-startup code. `tests/test_placeholders.py` holds the set to the templates' text, so a changed template
+startup code. `tests/brief/test_placeholders.py` holds the set to the templates' text, so a changed template
 cannot silently turn its sentences into memory.
 
 The comparison is on whole lines with list markers, emphasis and white space normalized and letters

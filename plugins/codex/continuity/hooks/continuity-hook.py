@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "10b8e80a91b52ee6739081eb10b91fce6051f8a1bbc6c6bafecbc83d99e1c938"
+STARTUP_SCRIPT_SHA256 = "14a8324d72fcc97b3d0d7ae37791185347010f014093688d868ef8ce67ecd6cc"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")

@@ -27,7 +27,7 @@ from continuity.outbox.folder import MANIFEST_NAME, STATE_NAME, format_time, par
 from continuity.outbox.sweep import install_sweeper, marker_for, merge_crontab
 from continuity.trust import hookcommand
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
 SCRIPT = CHECKOUT / "scripts" / "artifactctl.py"
 T0 = "2025-03-01T12:00:00Z"
 LIFETIME = timedelta(seconds=limits.OUTBOX_LIFETIME_SECONDS)

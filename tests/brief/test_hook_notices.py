@@ -20,7 +20,7 @@ from continuity.brief import envelope, render
 from continuity.hook import reexec
 from continuity.trust import hookcommand
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "agent-startup-context.py"
 PACKAGE = ROOT / "src" / "continuity"
 SHARED_SENTENCE = envelope.NOT_RESTORED.split("{why}. ", 1)[1]

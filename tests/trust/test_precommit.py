@@ -23,7 +23,7 @@ from secret_corpus import checksummed, j
 
 from continuity.errors import EXIT_REJECTED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 SCAN_DOC = ROOT / "docs" / "scan.md"
 HOOK_ID = "continuity-scan"

@@ -33,7 +33,7 @@ from continuity.server import catalog
 from continuity.server.meter import Meter
 from continuity.server.session import Session
 
-SOURCE = Path(__file__).resolve().parents[1] / "src" / "continuity"
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "continuity"
 ERROR_CLASSES = {"ContinuityError", "UsageError", "InputRejected", "NotConnected", "LeaseHeld", "NoteError", "Exists"}
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
 QUOTED = re.compile(r"'[^']*'")  # a command the person may run, quoted whole: 'lifecycle sync --remote URL'

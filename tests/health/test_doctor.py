@@ -41,7 +41,7 @@ from continuity.vault import scan
 from continuity.vault.budget import Thresholds
 from continuity.vault.conflicts import ENGINES, conflict_engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # An AWS access key id that belongs to nobody, assembled here so that no file of the repository holds it.
 SECRET = "AKIA" + "Q7XK3LP9" + "ZQ8WM2RT"
 NOW = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.timezone.utc)

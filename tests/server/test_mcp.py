@@ -58,7 +58,7 @@ def handoff_args(**extra: object) -> dict[str, object]:
     return {
         "title": "Server work",
         "goal_and_status": GOAL,
-        "completed_work": "- src/continuity/server/ written; tests/test_mcp.py passes.",
+        "completed_work": "- src/continuity/server/ written; tests/server/test_mcp.py passes.",
         "risks_and_decisions": "- The meter cannot see a second server process.",
         "next_actions": ["Run the client tests.", "Write the bench."],
         **extra,

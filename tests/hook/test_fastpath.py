@@ -28,7 +28,7 @@ from continuity.trust import pin
 # loads re, enum, functools and collections, a third of the warm start: `lightjson` reads instead).
 HEAVY = ("ruamel", "detect_secrets", "typer", "portalocker", "click", "pathlib", "dataclasses", "typing")
 HEAVY += ("json", "re", "enum", "functools", "collections", "contextlib")
-WARM = pin.module_closure(Path(__file__).resolve().parents[1] / "src", ("continuity.hook.warm",))
+WARM = pin.module_closure(Path(__file__).resolve().parents[2] / "src", ("continuity.hook.warm",))
 
 
 @pytest.fixture(scope="module")

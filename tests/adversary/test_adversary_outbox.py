@@ -22,7 +22,7 @@ from continuity.errors import InputRejected
 from continuity.outbox import activation, folder
 from continuity.outbox.sweep import install_sweeper, sweep
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
 ARTIFACTCTL = CHECKOUT / "scripts" / "artifactctl.py"
 PERSONS_FILES = ("results.csv", "models")
 LATER = datetime(2100, 1, 1, tzinfo=timezone.utc)  # far past any expiry a record could claim

@@ -20,7 +20,7 @@ import pytest
 
 from continuity.trust import harness, hookcommand, plugin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOT_RESTORED = "Private memory was not restored"
 
 

@@ -22,7 +22,7 @@ from clients import copy_checkout
 
 from continuity.trust import plugin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 

@@ -35,7 +35,7 @@ TYPICAL = (
     "id: note-000001\ntype: fact\nstatus: approved\ntitle: The cache lives outside the vault\n"
     "tags: [cache, recall, sqlite]\nscope: global\ncreated: 2025-03-01T10:00:00Z\n"
     "verified: 2025-03-01\nrevalidate_by: 2025-05-30\nconfidence: high\nsuperseded_by: null\n"
-    "provenance: 'lifecycle note new'\nevidence: \"tests/test_recall.py passes\"\n"
+    "provenance: 'lifecycle note new'\nevidence: \"tests/recall/test_recall.py passes\"\n"
 )
 
 

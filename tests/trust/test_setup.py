@@ -91,7 +91,8 @@ def snapshot(files: dict[str, Path]) -> dict[str, bytes | None]:
 
 def trust_like_codex(config: Path, keys: list[str]) -> None:
     """Add `[hooks.state."<key>"]` tables as Codex's configuration writer does (seen with `codex app-server`'s
-    `config/value/write`, tests/test_clients_plugins.py): an explicit `[hooks.state]` first, blank lines between."""
+    `config/value/write`, tests/real_clients/test_clients_plugins.py): an explicit `[hooks.state]` first,
+    blank lines between."""
     text = config.read_text(encoding="utf-8") if config.exists() else ""
     if "[hooks.state]" not in text:
         text += "\n[hooks.state]\n"
@@ -223,7 +224,7 @@ def test_project_scope_setup_and_uninstall_in_a_checkout(
     home: Path, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Project scope writes the repository's files (relative script paths, `lifecycle mcp`) and takes them out."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     repo = tmp_path / "checkout"
     (repo / "scripts").mkdir(parents=True)
     (repo / "src" / "continuity").mkdir(parents=True)

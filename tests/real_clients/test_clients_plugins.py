@@ -41,7 +41,7 @@ pytestmark = pytest.mark.clients
 
 # The newest releases when this was written (`npm view … version`).
 CLAUDE_NEWEST = Package("@anthropic-ai/claude-code", "2.1.337", "claude")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CANARY = "PLUGIN-NOTE-CANARY-7c2e90"
 
 

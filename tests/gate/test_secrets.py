@@ -16,7 +16,7 @@ from continuity.gate import rules, shapes
 from continuity.gate.detectsecrets import detect_secrets_scan
 from continuity.gate.secrets import SCAN_ERROR, Finding, scan_text
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 import secret_corpus as corpus
 
 POSITIVES = corpus.positives()

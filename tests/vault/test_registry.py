@@ -30,7 +30,7 @@ from continuity.health.scanfiles import Target
 from continuity.memory import edits
 from continuity.vault import layout, registry
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 SESSION, SUBAGENT = render.SESSION_START, render.SUBAGENT_START
 
 

@@ -19,7 +19,7 @@ import pytest
 from continuity import limits, tunables
 from continuity.trust import pin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 
 

@@ -345,7 +345,7 @@ def test_startup_hook_never_syncs(tmp_path: Path, repo: Path) -> None:
     a.write("30-memory/facts/unsynced.md", NOTE.format(body="local"))
     before = git(a.vault, "rev-parse", "main"), git(a.vault, "status", "--porcelain")
     write_connection((repo / ".agent-vault"), connection.render_connection(a.vault, a.name, "demo-app", sys.executable))
-    script = Path(__file__).resolve().parents[1] / "scripts" / "agent-startup-context.py"
+    script = Path(__file__).resolve().parents[2] / "scripts" / "agent-startup-context.py"
     env = {k: v for k, v in os.environ.items() if k != "AGENT_VAULT_CONNECTION"}
     payload = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(repo)})
     proc = subprocess.run(

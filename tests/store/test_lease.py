@@ -51,7 +51,7 @@ def test_bad_durations_are_usage_errors(text: str) -> None:
 
 def test_the_maximum_duration_is_the_limit() -> None:
     days = tunables.LEASE_MAX_TTL_SECONDS // 86400
-    leases_doc = (Path(__file__).resolve().parents[1] / "docs" / "leases.md").read_text(encoding="utf-8")
+    leases_doc = (Path(__file__).resolve().parents[2] / "docs" / "leases.md").read_text(encoding="utf-8")
     assert f"at most {days} days (`LEASE_MAX_TTL_SECONDS`)" in leases_doc
     assert lease.parse_duration(f"{days}d") == tunables.LEASE_MAX_TTL_SECONDS
     with pytest.raises(UsageError, match=f"maximum of {days}d"):
