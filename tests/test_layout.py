@@ -196,3 +196,15 @@ def test_the_layout_tree_names_every_package() -> None:
     assert named == {p.name for p in packages()}
     for module in ("errors", "limits", "ids", "safeio"):
         assert f"{module}.py" in section
+
+
+def test_the_wheel_lists_every_package() -> None:
+    """pyproject names the packages one by one (the package data needs it), so a new folder left out
+    of that list imports in a checkout and fails only in a person's installed copy."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]
+    )
+    folders = {module_name(init) for init in PACKAGE.rglob("__init__.py")}
+    assert folders - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
