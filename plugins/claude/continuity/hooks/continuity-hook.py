@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "3109cb1ba134509a4edf8ad716b0037097fe10ad5f4a47ce390d694fbd7c9117"
+STARTUP_SCRIPT_SHA256 = "98ccf70b04ca29f1c1a2ef6df27803862d1dddefb5cd054822d426bed92f487c"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
