@@ -48,7 +48,7 @@ def open_nofollow(root: str, rel: str) -> int:
     """
     parts = rel.split("/")
     if os.open not in os.supports_dir_fd or not O_NOFOLLOW or not O_DIRECTORY:  # pragma: no cover - Windows
-        import errno
+        import errno  # lazy: only this fallback needs it, never the hook's warm start
 
         current = root
         for part in parts:

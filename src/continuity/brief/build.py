@@ -19,6 +19,7 @@ from continuity.brief import render
 from continuity.brief.render import Brief
 from continuity.errors import NotConnected
 from continuity.local import connection
+from continuity.local.repo import top_level
 
 EXIT_FOR_STATUS = {"restored": 0, "partial": 1, "unavailable": 3}
 
@@ -33,8 +34,6 @@ def _why(exc: NotConnected) -> str:
 
 def unconnected(cwd: Path) -> str:
     """Why no brief reaches `cwd`: there is no checkout at all, or the checkout has no connection."""
-    from continuity.local.repo import top_level
-
     if top_level(cwd) is None:
         return "this folder is not inside a git checkout, so no vault is connected"
     return "this checkout is not connected to a vault"
@@ -58,7 +57,7 @@ def build(
         root = connection.require_vault(conn)
     except NotConnected:
         return render.unavailable(event, harness, "the vault is not reachable from this computer")
-    from continuity.brief import cache
+    from continuity.brief import cache  # lazy: an unconnected start loads no cache, sources or gate
 
     return cache.brief_for(root, conn, event, harness, code)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity import limits, safeio
-from continuity.brief import record, render, sources
+from continuity.brief import envelope, record, render, sources
 from continuity.brief.render import Brief, SourceView
 from continuity.local.connection import Connection
 from continuity.vault import registry
@@ -106,7 +106,7 @@ def vault_check(root: Path, conn: Connection, memo: sources.Memo | None = None) 
         dirs = [(str(rel), str(was)) for rel, was in known["dirs"]]
         if all(record.token(base, rel, "dir") == was for rel, was in dirs):
             return [str(n) for n in known["notices"]], tuple(rel for rel, _ in dirs)
-    from continuity.vault import scan
+    from continuity.vault import scan  # lazy: a remembered check loads no scanner
 
     try:
         result = scan.scan(root, conn.project, conn.device)
@@ -175,8 +175,6 @@ def encode_record(head: dict[str, object], blobs: dict[str, bytes]) -> bytes:
 
 
 def _store(path: str, code: str, deps: list[list[object]], brief: Brief, memo: dict[str, Any]) -> None:
-    from continuity.brief import envelope
-
     blobs = {
         "output": envelope.hook_output(brief.event, brief.text).encode("utf-8"),
         "brief": _brief_json(brief),

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from continuity import limits
 from continuity.brief.render import SourceView
 from continuity.errors import NoteError
+from continuity.gate.secrets import scan_text, withheld_name
 from continuity.memory import handoff
 from continuity.vault import access, layout, notes, placeholders, registry
 
@@ -82,8 +83,6 @@ def gather(root: Path, project: str, device: str, event: str) -> Gathered:
 
 
 def secret_notice(label: str, text: str) -> str | None:
-    from continuity.gate.secrets import scan_text
-
     findings = scan_text(text)
     if not findings:
         return None
@@ -95,8 +94,6 @@ def secret_notice(label: str, text: str) -> str | None:
 
 def _secret_in_name(rel: str) -> tuple[str, str] | None:
     """(the path with its file name withheld, why) when the file name holds secret-like content."""
-    from continuity.gate.secrets import withheld_name
-
     found = withheld_name(rel)
     if found is None:
         return None
@@ -110,8 +107,6 @@ def clean_digest(data: bytes) -> str | None:
     A source's digest is shown (`render --format json`), and a digest of a small file that holds a
     secret lets anyone test guesses at it offline; so a digest is only given for bytes that passed.
     """
-    from continuity.gate.secrets import scan_text
-
     return None if scan_text(data.decode("utf-8", "replace")) else hashlib.sha256(data).hexdigest()
 
 

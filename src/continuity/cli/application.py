@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from continuity.cli import doctor, edit, handoff, hooks, lease, mcp, memory, outbox, preserve, recall, review, setup
 from continuity.cli.funnel import new_app
 
 app = new_app(
@@ -11,34 +12,9 @@ app = new_app(
 
 
 def _register() -> None:
-    from continuity.cli import setup
-
-    setup.register(app)
-    from continuity.cli import outbox
-
-    outbox.register(app)
-    from continuity.cli import edit, handoff, lease, memory, review
-
-    lease.register(app)
-    handoff.register(app)
-    memory.register(app)
-    review.register(app)
-    edit.register(app)
-    from continuity.cli import hooks
-
-    hooks.register(app)
-    from continuity.cli import doctor
-
-    doctor.register(app)
-    from continuity.cli import recall
-
-    recall.register(app)
-    from continuity.cli import preserve
-
-    preserve.register(app)
-    from continuity.cli import mcp
-
-    mcp.register(app)
+    """In this order, the order `lifecycle --help` lists them in."""
+    for module in (setup, outbox, lease, handoff, memory, review, edit, hooks, doctor, recall, preserve, mcp):
+        module.register(app)
 
 
 _register()

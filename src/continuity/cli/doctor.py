@@ -18,6 +18,8 @@ import typer
 
 from continuity import limits
 from continuity.cli.common import JsonOption, emit, emit_json, report, warn
+from continuity.cli.review import doctor_check
+from continuity.errors import InputRejected
 
 if TYPE_CHECKING:
     from continuity.health.report import Check, Report
@@ -69,7 +71,6 @@ def doctor(
     3 when this checkout is not connected or the vault is unreachable; with --fix, 4 while another
     device holds the writer lease.
     """
-    from continuity.cli.review import doctor_check
     from continuity.health import doctor as core
 
     if fix:
@@ -163,7 +164,6 @@ def scan(
     (vault-relative inside a vault), line and detector, never the value. Exit 0 when nothing is
     found, 5 when anything is.
     """
-    from continuity.errors import InputRejected
     from continuity.health import notescan, scanfiles
 
     cwd = Path.cwd()

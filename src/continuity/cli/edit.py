@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Annotated
 import click
 import typer
 
+from continuity import limits
 from continuity.cli.common import JsonOption, emit, emit_json, warn
 from continuity.cli.funnel import message
 from continuity.cli.memory import interactive
-from continuity.errors import ContinuityError, InputRejected, UsageError
+from continuity.errors import ContinuityError, InputRejected, NoteError, UsageError
 from continuity.vault import registry
 
 if TYPE_CHECKING:
@@ -62,7 +63,6 @@ def _edit_in_editor(
     which: str, ctx: WriteContext, project: str, rel: str, repo: Path | None
 ) -> tuple[EditPlan | None, WorkingCopy]:
     """Run the editor until the copy passes or the person gives up; (None, copy) when left unchanged."""
-    from continuity.errors import NoteError
     from continuity.memory import editor, edits
 
     command = editor.editor_command()
@@ -139,7 +139,6 @@ def edit(
     json_out: JsonOption = False,
 ) -> None:
     """Change SOUL.md, PREFERENCES.md, PROJECT.md or DEVICE.md after checks; the old one goes to 90-archive/."""
-    from continuity import limits
     from continuity.memory import edits
     from continuity.records.leases import status
     from continuity.store import lease, writer

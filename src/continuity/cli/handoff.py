@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from continuity import limits
 from continuity.cli.common import JsonOption, SessionOption, emit, emit_json, report, warn
+from continuity.errors import InputRejected
 
 if TYPE_CHECKING:
     from continuity.memory.handoff import Handoff
@@ -24,7 +26,6 @@ handoff_app = typer.Typer(
 
 def _secret_free(item: Handoff) -> str | None:
     """None when the handoff may be shown, else why not (the brief leaves it out for the same reason)."""
-    from continuity import limits
     from continuity.gate.secrets import scan_text
 
     if item.size > limits.HANDOFF_CAP_BYTES:
@@ -33,7 +34,6 @@ def _secret_free(item: Handoff) -> str | None:
 
 
 def _refuse_secret(item: Handoff) -> None:
-    from continuity.errors import InputRejected
     from continuity.gate.secrets import scan_text
 
     findings = scan_text(item.note.text)
@@ -60,7 +60,6 @@ def new(
     json_out: JsonOption = False,
 ) -> None:
     """Write a new current handoff for this project; the previous one becomes superseded."""
-    from continuity import limits
     from continuity.memory import handoff_write
     from continuity.store import writer
 

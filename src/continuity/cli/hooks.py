@@ -9,11 +9,13 @@ interpreter, or, from an editable install, the checkout, which it then says the 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from continuity import tunables
 from continuity.cli.common import Harness, JsonOption, Scope, emit, emit_json, warn
 
 if TYPE_CHECKING:
@@ -116,9 +118,6 @@ def install_command(
 
 def _warn_if_long(text: str) -> None:
     """A user-scope command holds the installation's paths; a very long one is hard to review."""
-    import json
-
-    from continuity import tunables
     from continuity.trust import harness, hookcommand
 
     longest = max((len(c) for c in harness.our_commands(json.loads(text)) if hookcommand.too_long(c)), default=0)

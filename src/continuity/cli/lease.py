@@ -9,6 +9,8 @@ import typer
 
 from continuity import tunables
 from continuity.cli.common import JsonOption, emit, emit_json, warn
+from continuity.cli.memory import interactive
+from continuity.errors import UsageError
 
 if TYPE_CHECKING:
     from continuity.records.leases import LeaseStatus
@@ -98,8 +100,6 @@ def release(
 
 def _confirm_removal(current: LeaseStatus, yes: bool) -> None:
     """Another device's unexpired lease is removed only with the person's say-so (UsageError otherwise)."""
-    from continuity.cli.memory import interactive
-    from continuity.errors import UsageError
     from continuity.records.leases import utcnow
     from continuity.vault import notes
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.common import JsonOption, SessionOption, emit, emit_json, report, warn
+from continuity.errors import UsageError
 
 if TYPE_CHECKING:
     from continuity.store.writer import WriteContext
@@ -58,8 +59,6 @@ def _refuse_foreign(ctx: WriteContext) -> None:
 
 
 def _need(flag: str, what: str) -> None:
-    from continuity.errors import UsageError
-
     raise UsageError(f"{what} needs a person at a terminal; without one, pass {flag}")
 
 

@@ -12,6 +12,8 @@ from typing import Annotated, Any
 import typer
 
 from continuity.cli.common import JsonOption, emit_json
+from continuity.cli.funnel import new_app
+from continuity.errors import ContinuityError
 
 HELP = (
     "The delivery outbox: output/ is a git-ignored folder whose packages are deleted for good seven days "
@@ -191,8 +193,6 @@ def sweep(
             if result.next_expiry:
                 typer.echo(f"next expiry {format_time(result.next_expiry)}")
     if result.failed:
-        from continuity.errors import ContinuityError
-
         raise ContinuityError(f"could not delete {', '.join(result.failed)} in {result.outbox}")
 
 
@@ -243,8 +243,6 @@ def add_commands(target: typer.Typer) -> None:
 
 def standalone_app() -> typer.Typer:
     """The `artifactctl` app: the same commands at the top level."""
-    from continuity.cli.funnel import new_app
-
     app = new_app(HELP)
     add_commands(app)
     return app

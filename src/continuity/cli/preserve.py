@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.common import JsonOption, emit, emit_json, warn
+from continuity.cli.memory import interactive
+from continuity.errors import InputRejected, UsageError
 
 if TYPE_CHECKING:
     from continuity.memory.preserve import Plan
@@ -56,9 +58,6 @@ def _show(ctx: WriteContext, plan: Plan) -> None:
 
 def _confirm(ctx: WriteContext, plan: Plan) -> Plan:
     """The plan the person agreed to: binary files may be declined on their own; declining all aborts."""
-    from continuity.cli.memory import interactive
-    from continuity.errors import UsageError
-
     if not interactive():
         raise UsageError("preserving needs a person at a terminal; without one, pass --yes")
     _show(ctx, plan)
@@ -106,7 +105,6 @@ def preserve(
     json_out: JsonOption = False,
 ) -> None:
     """Keep exact delivered files in the vault's 40-documents/, each with a record of where it came from."""
-    from continuity.errors import InputRejected
     from continuity.memory import preserve as core, preserve_write
     from continuity.outbox.package import locate_package
     from continuity.records.leases import status

@@ -11,6 +11,7 @@ scripts; without a terminal that is all it does. What the items are, and what ea
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.common import JsonOption, emit, emit_json, warn
-from continuity.errors import EXIT_INTERRUPTED
+from continuity.cli.funnel import message, message as worded
+from continuity.cli.memory import interactive, note_app
+from continuity.errors import EXIT_INTERRUPTED, ContinuityError, one_line
 
 if TYPE_CHECKING:
     from continuity.health.context import Context
@@ -51,8 +54,6 @@ HELP = {
 
 def _sync_held(ctx: WriteContext) -> tuple[tuple[str, str], ...]:
     """The files every sync of a Git vault holds back (as the next sync would judge them)."""
-    import os
-
     from continuity.sync import commit
     from continuity.sync.git import Git, GitFailed, is_git_vault
 
@@ -78,7 +79,6 @@ def review(
     json_out: JsonOption = False,
 ) -> None:
     """Go through everything that waits on you: candidates, due notes, conflict copies, handoffs, held notes."""
-    from continuity.cli.memory import interactive
     from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
@@ -147,8 +147,6 @@ def _show(ctx: WriteContext, item: Item, number: int, total: int) -> None:
 
 def _one(ctx: WriteContext, item: Item, number: int, total: int) -> bool:
     """Ask about one item until it is done or skipped; False when the person stops."""
-    from continuity.errors import ContinuityError
-
     keys = KEYS[item.kind]
     choices = [*keys, *(str(i) for i in range(1, len(item.other) + 1) if item.kind == "handoffs"), "n", "q", "?"]
     words = ", ".join(f"{k}={action}" for k, action in keys.items())
@@ -171,9 +169,6 @@ def _one(ctx: WriteContext, item: Item, number: int, total: int) -> bool:
         try:
             message = _act(ctx, item, keys.get(key, key))
         except ContinuityError as exc:
-            from continuity.cli.funnel import message as worded
-            from continuity.errors import one_line
-
             warn(f"lifecycle: error: {one_line(worded(exc))}")
             continue
         emit(f"  {message}")
@@ -222,7 +217,6 @@ def _act(ctx: WriteContext, item: Item, action: str) -> str:
 def _edit(ctx: WriteContext, rel: str, start_text: str | None) -> str | None:
     """Open `rel` (or `start_text`) in the editor; the saved text when it changed and was written
     in place (edits only: a merge is written by the caller). The working copy keeps the text on a refusal."""
-    from continuity.errors import ContinuityError
     from continuity.memory import editor, resolve
     from continuity.store import atomic
 
@@ -238,8 +232,6 @@ def _edit(ctx: WriteContext, rel: str, start_text: str | None) -> str | None:
         if start_text is None:
             resolve.write_edited(ctx, rel, copy.base or b"", text)
     except ContinuityError as exc:
-        from continuity.cli.funnel import message
-
         raise type(exc)(f"{message(exc)}; your text is kept in {copy.path}") from None
     if start_text is None:
         editor.discard(copy)
@@ -273,7 +265,5 @@ def note_list(json_out: JsonOption = False) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    from continuity.cli.memory import note_app
-
     app.command()(review)
     note_app.command("list")(note_list)

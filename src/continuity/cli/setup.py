@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.common import Event, Format, Harness, JsonOption, emit, emit_json, warn
+from continuity.errors import EXIT_INTERRUPTED, EXIT_NOT_CONNECTED, EXIT_REJECTED, UsageError
 
 if TYPE_CHECKING:
     from continuity.brief.render import Brief
@@ -34,7 +35,6 @@ def init(
     from continuity.store import onboard
 
     if clone is not None:
-        from continuity.errors import UsageError
         from continuity.sync import engine
 
         if new:
@@ -133,8 +133,6 @@ def render(
 
     if explain:
         if fmt is Format.json:
-            from continuity.errors import UsageError
-
             raise UsageError("--explain prints text; for the figures as JSON use --format json without --explain")
         explain_command(event.value, harness.value)
     text, code = build.render_command(Path.cwd(), event.value, fmt.value, harness.value)
@@ -220,7 +218,6 @@ def sync(
     json_out: JsonOption = False,
 ) -> None:
     """Commit this computer's changes (secret-gated), fetch, integrate, push (exit 5 if a file was held back)."""
-    from continuity.errors import EXIT_INTERRUPTED, EXIT_NOT_CONNECTED, EXIT_REJECTED
     from continuity.local import connection
     from continuity.sync import engine
 

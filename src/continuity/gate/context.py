@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from continuity.gate import shapes
-from continuity.gate.assignments import SCHEMA_WORDS, passphrase_like, run_together
+from continuity.gate.assignments import KEY_QUALIFIER_NOT, SCHEMA_WORDS, passphrase_like, run_together
 from continuity.gate.doc import Candidate, Doc, rx
 from continuity.gate.shapes import words
 from continuity.gate.structures import credential_ok
@@ -59,8 +59,6 @@ def _sentences(doc: Doc) -> list[Candidate]:
 
 def _qualified_key(text: str, at: int) -> bool:
     """Whether the word before `key` at `at` makes it a data structure's or a cache's key."""
-    from continuity.gate.assignments import KEY_QUALIFIER_NOT
-
     before = text[max(0, at - 24) : at].rstrip(" \t_-").rsplit(None, 1)[-1:] if at else []
     return bool(before) and before[0].lower().strip("`*_(") in KEY_QUALIFIER_NOT
 

@@ -11,6 +11,7 @@ turns them into findings that never hold the value.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 from continuity.gate import rules, shapes
 
@@ -168,13 +169,11 @@ class Doc:
     @property
     def starts(self) -> list[int]:
         if self._starts is None:
-            from itertools import accumulate
-
             self._starts = [0, *accumulate(len(line) + 1 for line in self.lines[:-1])]
         return self._starts
 
     def line_of(self, offset: int) -> int:
         """1-based line number of a character offset (lines end at LF; a CR before it is content)."""
-        from bisect import bisect_right
+        from bisect import bisect_right  # lazy: only a finding's line number needs it
 
         return bisect_right(self.starts, offset)

@@ -22,7 +22,9 @@ import math
 import urllib.parse
 
 from continuity.gate import shapes
+from continuity.gate.assignments import word_parts
 from continuity.gate.doc import rx
+from continuity.gate.values import der_private_key
 
 # Shortest value, and shortest generated segment, that counts without any label or context.
 STANDALONE_MIN_CHARS = 32
@@ -147,8 +149,6 @@ def public_blob(value: str) -> bool:
         return True
     long_form = raw[1:2] in (b"\x81", b"\x82", b"\x83")
     if raw[:1] == b"\x30" and (long_form or (raw[1] < 0x80 and raw[2:3] in (b"\x30", b"\x02", b"\x06"))):
-        from continuity.gate.values import der_private_key
-
         return not der_private_key(value[:256])  # DER: a certificate or a public key, unless private
     size = int.from_bytes(raw[:4], "big") if len(raw) > 8 else 0
     return 7 <= size <= 40 and raw[4 : 4 + size].startswith((b"ssh-", b"ecdsa-", b"sk-", b"rsa-"))
@@ -168,8 +168,6 @@ def public_context(text: str, start: int) -> bool:
 
 
 def label_words(label: str) -> set[str]:
-    from continuity.gate.assignments import word_parts
-
     return set(word_parts(label))
 
 

@@ -14,6 +14,7 @@ sequential examples.
 
 from __future__ import annotations
 
+import base64
 import re
 
 from continuity.gate import shapes
@@ -49,8 +50,6 @@ def _check(token: str, how: str) -> bool:
 
 def _jwt_ok(token: str) -> bool:
     """A JSON Web Token: a base64url JSON header with `alg`, and a signature."""
-    import base64
-
     parts = token.split(".")
     if len(parts) < 3 or len(parts[2]) < 16:
         return False

@@ -34,6 +34,7 @@ milliseconds to import) is imported only for a line shaped like a key that only 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import NamedTuple
 
@@ -85,8 +86,6 @@ class Finding(NamedTuple):
 
 def _example_mark(value: str) -> str:
     """The key `KNOWN_EXAMPLES` is written in; compared here and never returned, stored or shown."""
-    import hashlib
-
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 

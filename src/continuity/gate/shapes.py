@@ -8,8 +8,11 @@ value must pass these before a detector calls it a secret, so `ghp_xxxx…`, `ch
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
+from binascii import crc32
 from itertools import pairwise
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -195,9 +198,6 @@ def b64_text(value: str) -> str | None:
 
 def b64_bytes(value: str) -> bytes | None:
     """Decode standard base64 (padding optional), or None when it is not base64."""
-    import base64
-    import binascii
-
     if not compiled(r"[A-Za-z0-9+/]+={0,2}").fullmatch(value):
         return None
     try:
@@ -220,6 +220,5 @@ def crc32_base62_ok(body: str) -> bool:
     """GitHub and npm tokens: 30 random base62 characters then their CRC32 in 6 base62 digits."""
     if len(body) != 36:
         return False
-    from binascii import crc32
 
     return _base62_decode(body[30:]) == crc32(body[:30].encode("ascii", "replace"))

@@ -13,6 +13,9 @@ Both detectors wait for literal text (a DER prefix, a digit group) before any ex
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import re
 
 from continuity.gate.doc import Candidate, Doc, rx
@@ -68,9 +71,6 @@ def _joined_body(text: str, match: re.Match[str]) -> tuple[str, int]:
 
 def der_private_key(body: str) -> bool:
     """Does this base64 begin a DER private key (PKCS#1, SEC1, PKCS#8, encrypted PKCS#8, PKCS#12)?"""
-    import base64
-    import binascii
-
     try:
         raw = base64.b64decode(body[: len(body) // 4 * 4])
     except (binascii.Error, ValueError):
@@ -161,7 +161,6 @@ def card_number(digits: str) -> bool:
         total += value - 9 if value > 9 else value
     if total % 10:
         return False
-    import hashlib
 
     return hashlib.sha256(digits.encode("ascii")).hexdigest()[:12] not in _PUBLISHED_TEST_CARDS
 

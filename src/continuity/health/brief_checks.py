@@ -12,13 +12,12 @@ from continuity.brief import render, sources
 from continuity.errors import NoteError
 from continuity.health.context import Context
 from continuity.health.report import Check, check, described, names
-from continuity.vault import scan
+from continuity.memory import handoff
+from continuity.vault import notes, scan
 
 
 def policy_checks(ctx: Context) -> list[Check]:
     """INDEX.md and MEMORY_POLICY.md: present, within their cap, no secret, frontmatter that parses."""
-    from continuity.vault import notes
-
     out: list[Check] = []
     for raw in ctx.gathered.policy:
         ident = "policy." + raw.rel.rpartition("/")[2].removesuffix(".md").lower()
@@ -84,8 +83,6 @@ def _brief_check(event: str, views: list[render.SourceView], extra: list[str]) -
 
 def handoff_checks(ctx: Context) -> list[Check]:
     """Several current handoffs (only the newest loads) and handoffs that cannot be loaded."""
-    from continuity.memory import handoff
-
     project = ctx.conn.project
     selection = handoff.select(list(ctx.gathered.handoffs), project)
     current = selection.current

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,14 +38,16 @@ from typing import Any
 
 from continuity.brief import render, sources
 from continuity.errors import NotConnected
-from continuity.health import brief_checks, lease_state, outbox_paths
+from continuity.health import brief_checks, lease_state, mcp_servers, outbox_paths, project_identity, python_path
 from continuity.health.context import CheckFn, Context
 from continuity.health.memory_notes import note_checks
 from continuity.health.report import Check, Report, check
 from continuity.health.sync_state import sync_checks
-from continuity.local import connection
+from continuity.hook import receipts
+from continuity.local import connection, userdirs
 from continuity.local.connection import Connection
 from continuity.local.repo import find_repo_root
+from continuity.trust import harness, pin
 from continuity.vault import registry, scan
 
 # Environment variables doctor (and what it calls) reads; `resolved.environment` shows their values.
@@ -92,8 +95,6 @@ def _crashed(name: str, exc: Exception, debug: bool) -> str:
 
 def resolve(cwd: Path, env: Mapping[str, str], conn: Connection | None) -> dict[str, Any]:
     """The paths and environment variables doctor read, for the person to compare with what they meant."""
-    from continuity.local import userdirs
-
     repo = conn.repo if conn is not None else find_repo_root(cwd)
     return {
         "cwd": str(cwd),
@@ -150,8 +151,6 @@ def run(
             name = getattr(each, "__name__", "provider")
             out.add(f"provider.{name}", "error", _crashed(name, exc, debug))
             if debug:
-                import traceback
-
                 tracebacks.append(traceback.format_exc())
     return Report(tuple(out.checks), resolved, connected=True, scan=result, tracebacks=tuple(tracebacks))
 
@@ -185,16 +184,12 @@ def _scan_verdicts(ctx: Context) -> list[Check]:
 
 def _hook_pin(ctx: Context) -> list[Check]:
     """A stale pin makes the startup hook refuse to run, so restoration is not ready: an error."""
-    from continuity.trust import pin
-
     ok, message = pin.check_for(ctx.cwd)
     return [check("hook.pin", "ok" if ok else "error", message)]
 
 
 def _deliveries(ctx: Context) -> list[Check]:
     """Proof of delivery: what the hook last gave each harness, to compare with `render --explain`."""
-    from continuity.hook import receipts
-
     found = receipts.last_deliveries(ctx.conn.repo)
     if not found:
         return [check("hook.delivery", "ok", "no hook delivery recorded for this checkout on this computer yet")]
@@ -211,8 +206,6 @@ def _deliveries(ctx: Context) -> list[Check]:
 
 def _hook_scopes(ctx: Context) -> list[Check]:
     """Our handlers at both user and project scope of one harness: every brief and Stop comes twice."""
-    from continuity.trust import harness
-
     found = []
     for name in harness.HARNESSES:
         places = harness.registrations(name, ctx.repo)
@@ -235,20 +228,14 @@ def _hook_scopes(ctx: Context) -> list[Check]:
 
 
 def _hook_python(ctx: Context) -> list[Check]:
-    from continuity.health import python_path
-
     return python_path.checks(ctx.repo)
 
 
 def _project_identity(ctx: Context) -> list[Check]:
-    from continuity.health import project_identity
-
     return project_identity.checks(ctx.conn, ctx.root)
 
 
 def _mcp_servers(ctx: Context) -> list[Check]:
-    from continuity.health import mcp_servers
-
     return mcp_servers.checks(ctx.repo, ctx.environ)
 
 

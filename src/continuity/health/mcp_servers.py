@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from continuity.health.report import Check, check
+from continuity.trust import mcpconfig
 
 
 def checks(repo: Path | None, environ: Mapping[str, str]) -> list[Check]:
-    from continuity.trust import mcpconfig
-
     found = []
     for name in mcpconfig.HARNESSES:
         places = mcpconfig.registrations(name, repo)

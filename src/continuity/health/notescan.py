@@ -33,11 +33,14 @@ from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
 from continuity import limits, tunables
 from continuity.errors import NoteError
+from continuity.gate.secrets import scan_text, withheld_name
 from continuity.health.scanfiles import NOTE_SUFFIX, Target
 from continuity.vault import access, layout, notes, registry
 
@@ -180,8 +183,6 @@ def _frontmatter(text: str, name: str) -> list[FileFinding]:
 
 def check(target: Target) -> FileReport:
     """What the loader and the write path would say about one file; an empty report when nothing."""
-    from continuity.gate.secrets import scan_text, withheld_name
-
     shown = target.shown
     findings: list[FileFinding] = []
     named = withheld_name(shown)
@@ -218,8 +219,6 @@ def _check_all(targets: list[Target], workers: int) -> list[FileReport]:
     """
     if workers <= 1:
         return [check(target) for target in targets]
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     try:
         with ProcessPoolExecutor(max_workers=workers) as pool:

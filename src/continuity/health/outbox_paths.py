@@ -17,14 +17,13 @@ import re
 
 from continuity.health.context import Context
 from continuity.health.report import Check, check, names
+from continuity.memory import handoff
 
 PACKAGE_PATH = re.compile(r"(?<![\w.-])output[/\\](\d{8}T\d{6}Z-[a-z0-9][a-z0-9-]*-[0-9a-f]{6})(?![\w-])")
 
 
 def outbox_checks(ctx: Context) -> list[Check]:
     """`handoffs.outbox` (warn) naming each current handoff that points into the outbox, or nothing."""
-    from continuity.memory import handoff
-
     conn, gathered = ctx.conn, ctx.gathered
     outbox = os.path.join(str(conn.repo), "output") if conn.repo else None
     named: list[str] = []

@@ -15,12 +15,11 @@ from pathlib import Path
 from continuity import tunables
 from continuity.health.report import Check, check
 from continuity.local import interpreter
+from continuity.trust import harness
 
 
 def checks(repo: Path | None) -> list[Check]:
     """One check when `repo` registers our project hooks for some harness; none otherwise."""
-    from continuity.trust import harness
-
     files = [
         str(p) for name in harness.HARNESSES for s, p in harness.registrations(name, repo).items() if s == "project"
     ]

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from continuity.gate.secrets import redact
+
 if TYPE_CHECKING:
     from continuity.vault.scan import ScanResult
 
@@ -39,8 +41,6 @@ class Check:
 
 
 def check(ident: str, level: str, message: str) -> Check:
-    from continuity.gate.secrets import redact
-
     assert level in LEVELS
     return Check(ident, level, printable(redact(message)))
 

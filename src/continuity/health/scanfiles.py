@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from continuity.errors import NotConnected, UsageError
+from continuity.gate.secrets import redact
 from continuity.vault import layout
 
 NOTE_SUFFIX = ".md"
@@ -126,8 +127,6 @@ def walk(folder: Path, found: Found) -> None:
 
 def _redacted(message: str) -> str:
     """The message with any secret-like word withheld: a mistyped path may carry a pasted token."""
-    from continuity.gate.secrets import redact
-
     return redact(message)
 
 

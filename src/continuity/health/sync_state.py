@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING
 from continuity import tunables
 from continuity.health.context import Context
 from continuity.health.report import Check, check
+from continuity.records import overlaps
+from continuity.sync import commit
+from continuity.sync.git import Git, GitFailed
+from continuity.sync.state import describe
 
 if TYPE_CHECKING:
     from continuity.sync.commit import Held
@@ -35,9 +39,6 @@ HELD_ADVICE = "it stays on this computer until it is fixed ('lifecycle scan' nam
 
 def _local_changes(ctx: Context) -> tuple[list[str], list[Held]]:
     """The files this computer changed since its last commit, and those the sync's gate holds back."""
-    from continuity.sync import commit
-    from continuity.sync.git import Git, GitFailed
-
     git = Git(ctx.root, ctx.conn.device)
     try:
         changed = commit.changed_paths(git)
@@ -55,9 +56,6 @@ OVERLAP_ADVICE = (
 
 
 def sync_checks(ctx: Context) -> list[Check]:
-    from continuity.records import overlaps
-    from continuity.sync.state import describe
-
     seen = describe(ctx.root, ctx.conn.device)
     if seen.state == "not-git":
         return []

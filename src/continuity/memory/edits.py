@@ -22,6 +22,7 @@ from typing import Any
 
 from continuity import ids, limits, tunables
 from continuity.errors import InputRejected, NoteError, UsageError
+from continuity.gate.secrets import scan_text
 from continuity.store import lease, writer
 from continuity.store.writer import WriteContext
 from continuity.vault import access, layout, notes, registry
@@ -91,8 +92,6 @@ def _redacted_lines(data: bytes) -> list[str]:
     The current file may be malformed (often the reason for the edit), so bytes that are not UTF-8
     are shown as replacement characters instead of failing.
     """
-    from continuity.gate.secrets import scan_text
-
     text = notes.normalize_newlines(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
     lines = text.splitlines(keepends=True)
     for finding in scan_text(text):

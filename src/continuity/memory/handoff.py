@@ -20,7 +20,9 @@ from typing import NamedTuple
 
 from continuity import ids, limits
 from continuity.errors import InputRejected, NoteError
+from continuity.gate.secrets import shown_value, withheld_name
 from continuity.vault import access, layout, notes
+from continuity.vault.conflicts import conflict_engine
 from continuity.vault.notes import Note
 
 SECTIONS = ("Goal and status", "Completed work", "Risks and decisions", "Next actions")
@@ -139,8 +141,6 @@ def read_all(root: Path) -> list[tuple[str, bytes | NoteError]]:
     Sync-engine conflict copies are skipped: a copy carries the same id and `created` as its original,
     so it would tie with it and could win on its name; doctor names the copies instead.
     """
-    from continuity.vault.conflicts import conflict_engine
-
     listed = access.list_notes(root, layout.HANDOFFS)
     names = {rel.rsplit("/", 1)[1] for rel, _info in listed}
     out: list[tuple[str, bytes | NoteError]] = []
@@ -265,8 +265,6 @@ def find(vault_root: Path, handoff_id: str) -> Handoff:
 
 def summary(item: Handoff) -> dict[str, object]:
     """The metadata of a handoff as JSON (never its body; a secret-like value or file name withheld)."""
-    from continuity.gate.secrets import shown_value, withheld_name
-
     meta = item.note.meta
 
     def text(key: str) -> str | None:

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from continuity import limits, tunables
 from continuity.errors import FIELD, InputRejected
-from continuity.memory.handoff import SECTIONS, Handoff, id_for_name, read_all, select
+from continuity.memory.handoff import SECTIONS, Handoff, find, id_for_name, read_all, select
+from continuity.store import writer
 from continuity.vault import layout, notes, placeholders
 
 if TYPE_CHECKING:
@@ -99,7 +101,6 @@ def head_commit(repo: Path | None) -> str | None:
     """The checkout's HEAD commit, or None outside a repository or before the first commit."""
     if repo is None:
         return None
-    import subprocess
 
     try:
         proc = subprocess.run(
@@ -134,8 +135,6 @@ def new_handoff(
     source_name: str = "the input",
 ) -> NewHandoff:
     """Write a new current handoff for `ctx.project` and mark its predecessor superseded."""
-    from continuity.store import writer
-
     project = ctx.project
     if not project:
         raise InputRejected("a handoff needs a project; connect this checkout with 'lifecycle init'")
@@ -221,9 +220,6 @@ def is_handoff(vault_root: Path, handoff_id: str) -> bool:
 def supersede(ctx: WriteContext, old_id: str, new_id: str) -> tuple[Handoff, Handoff]:
     """`lifecycle supersede OLD --by NEW` for two handoffs: OLD (a current one) is marked superseded by
     NEW, which stays as it is; what doctor asks for when a project has several current handoffs."""
-    from continuity.memory.handoff import find
-    from continuity.store import writer
-
     with writer.transaction(ctx) as tx:
         old, new = find(ctx.vault, old_id.lower()), find(ctx.vault, new_id.lower())
         if old.rel == new.rel:

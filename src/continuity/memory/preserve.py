@@ -50,6 +50,7 @@ from urllib.parse import quote
 
 from continuity import ids, tunables
 from continuity.errors import FIELD, InputRejected, NoteError, UsageError
+from continuity.gate.secrets import scan_text
 from continuity.outbox import package as outbox_package
 from continuity.outbox.folder import STATE_NAME, format_time, outbox_path
 from continuity.store import writer
@@ -142,7 +143,6 @@ def _why(text: str | None) -> str | None:
     if text is None:
         return None
     clean = writer.clean_line(text, "why", tunables.PRESERVE_WHY_MAX_CHARS)
-    from continuity.gate.secrets import scan_text
 
     if scan_text(clean):
         raise InputRejected(f"{FIELD} looks like it holds a secret; nothing was written", field="why")
@@ -150,8 +150,6 @@ def _why(text: str | None) -> str | None:
 
 
 def _looks_secret(text: str) -> bool:
-    from continuity.gate.secrets import scan_text
-
     return bool(scan_text(text))
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from continuity import ids, limits, tunables
 from continuity.errors import FIELD, InputRejected, UsageError
+from continuity.memory import handoff_write
 from continuity.memory.claims import CONFIDENCES, DEFAULT_CONFIDENCE, DEFAULT_SCOPE, KINDS, SCOPES
 from continuity.memory.lookup import (
     Found,
@@ -285,8 +286,6 @@ def supersede(ctx: WriteContext, old_id: str, new_id: str) -> Superseded:
 
     NEW keeps every note it superseded before: `supersedes` becomes a list once it holds two.
     """
-    from continuity.memory import handoff_write
-
     if handoff_write.is_handoff(ctx.vault, old_id):
         old_handoff, new_handoff = handoff_write.supersede(ctx, old_id, new_id)
         return Superseded(old_id, old_handoff.rel, new_id, new_handoff.rel)

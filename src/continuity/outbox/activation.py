@@ -77,7 +77,7 @@ def activate(repo: Path, now: datetime, *, dry_run: bool = False, adopt: bool = 
 
 
 def new_token() -> str:
-    import secrets
+    import secrets  # lazy (9 ms): only a new outbox's token needs it, not the hook's sweep
 
     return secrets.token_hex(16)
 

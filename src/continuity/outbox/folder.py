@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import stat
 import time
 from collections.abc import Iterator
@@ -133,7 +134,7 @@ def locked(outbox: Path, *, wait: bool = True) -> Iterator[None]:
     re-enroll an entry a little later, never delete early.
     """
     try:
-        import fcntl
+        import fcntl  # here, not at the top: absent on Windows, where there is no lock
     except ImportError:
         yield
         return
@@ -286,8 +287,6 @@ def remove_entry(path: Path) -> None:
         except (IsADirectoryError, PermissionError):
             path.rmdir()  # a Windows directory link or junction: removes the link only
     elif stat.S_ISDIR(info.st_mode):
-        import shutil
-
         shutil.rmtree(path)  # never follows links inside the tree; it removes them as links
     else:
         path.unlink()

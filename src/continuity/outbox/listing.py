@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from continuity.errors import InputRejected
-from continuity.outbox import folder
+from continuity.outbox import activation, folder
 from continuity.outbox.package import read_manifest
 
 
@@ -79,7 +79,6 @@ def list_outbox(repo: Path) -> Listing:
         (e for e in found if e.kind == "package"), key=lambda e: e.created or state.activated, reverse=True
     )
     rest = [e for e in found if e.kind != "package"]
-    from continuity.outbox import activation
 
     foreign = None if activation.owned(repo, state) else str(activation.foreign_error(repo))
     return Listing(outbox, state.activated, (*packages, *rest), foreign)

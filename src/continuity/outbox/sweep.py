@@ -28,6 +28,7 @@ from pathlib import Path
 
 from continuity import limits
 from continuity.errors import ContinuityError, InputRejected
+from continuity.local.repo import find_repo_root
 from continuity.outbox.activation import activate, foreign_error, owned
 from continuity.outbox.folder import (
     LIFETIME,
@@ -128,8 +129,6 @@ def hook_sweep(start: Path) -> None:
 
     A missing outbox costs one `lstat`; a busy lock means another sweep is already at work.
     """
-    from continuity.local.repo import find_repo_root
-
     try:
         repo = find_repo_root(start)
         if repo is not None:
@@ -279,7 +278,7 @@ def write_crontab(table: str, job: str = "artifactctl sweep") -> None:
 
 def task_xml(repo: Path, script: Path, digest: str, python: str, marker: str) -> str:
     """A Task Scheduler definition: hourly, catching up after the computer was off."""
-    from xml.sax.saxutils import escape
+    from xml.sax.saxutils import escape  # lazy (30 ms): only the Windows scheduler needs it
 
     arguments = subprocess.list2cmdline(["-c", PIN_CHECK_LOUD, str(script), digest, "sweep", "--quiet"])
     minute = int(marker.rsplit(":", 1)[1], 16) % 60

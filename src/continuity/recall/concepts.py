@@ -14,10 +14,13 @@ Three kinds of knowledge, none of them fitted to particular queries:
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from continuity import tunables
+from continuity.errors import NoteError
 from continuity.recall.terms import Term, words
+from continuity.vault import access, notes, registry
 
 _SNOWBALL_ENGLISH = """
     i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her
@@ -120,11 +123,6 @@ def device_names(root: Path, device: str) -> tuple[tuple[str, ...], ...]:
 
     Read through the vault's guarded reader (no link, size first) and kept per process while the
     profile's size and times stay the same; a profile that cannot be read gives the id alone."""
-    import os
-
-    from continuity.errors import NoteError
-    from continuity.vault import access, notes, registry
-
     own = (tuple(words(device)),)
     rel = registry.DEVICE.at(device=device)
     try:

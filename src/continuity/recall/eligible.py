@@ -20,6 +20,7 @@ index serves every project connected to the vault.
 
 from __future__ import annotations
 
+import json
 import marshal
 import os
 import stat
@@ -29,8 +30,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from continuity import ids, tunables
+from continuity.errors import NoteError
 from continuity.recall.terms import identifier_parts, words
-from continuity.vault import access, layout
+from continuity.vault import access, layout, notes
 
 # The walk opens each folder once and asks for its entries' metadata relative to it, so the kernel
 # resolves one name per file rather than the whole path (the walk of 10,000 notes takes about a fifth
@@ -92,11 +94,7 @@ def _tokens(values: tuple[str, ...]) -> tuple[str, ...]:
 
 def classify(rel: str, data: bytes, key: StatKey) -> Row:
     """Parse, gate and tokenize one file's bytes (the cold path: YAML and the secret scanner)."""
-    import json
-
-    from continuity.errors import NoteError
-    from continuity.gate.secrets import scan_text
-    from continuity.vault import notes
+    from continuity.gate.secrets import scan_text  # lazy: recall over an unchanged index never loads the gate
 
     digest = sha256_hex(data)
     try:
@@ -141,8 +139,6 @@ def classify(rel: str, data: bytes, key: StatKey) -> Row:
 
 def read_row(root: Path, rel: str, key: StatKey) -> Row:
     """Read (never through a link, size checked first) and classify one file."""
-    from continuity.errors import NoteError
-
     if key.size > tunables.RECALL_NOTE_CAP_BYTES:
         return Row(rel, key, None, "too_large")
     try:
@@ -158,8 +154,6 @@ def sha256_hex(data: bytes) -> str:
 
 def digest_of(root: Path, rel: str) -> str | None:
     """SHA-256 of a file's bytes as recall would read them, or None when it cannot be read."""
-    from continuity.errors import NoteError
-
     try:
         return sha256_hex(access.read_capped(root, rel, tunables.RECALL_NOTE_CAP_BYTES))
     except NoteError:

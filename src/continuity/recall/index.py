@@ -34,6 +34,7 @@ still works everywhere, only slower.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import unicodedata
@@ -45,6 +46,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from continuity import tunables
 from continuity.recall.eligible import Row, StatKey, digest_of, listing_digest, read_row, scan, sha256_hex
 from continuity.recall.location import cache_dir as cache_dir, code_stamp, index_file as index_file, vault_key
+from continuity.recall.rank import enabled
 
 if TYPE_CHECKING:  # only the server holds a watcher: the command line never imports ctypes for it
     from continuity.recall.rank import Ranked
@@ -248,8 +250,6 @@ class Index:
         caller goes; notes whose scores are within `RECALL_NEAR_EQUAL_PERCENT` of the first of their
         group are ordered among themselves (newest `created` first, then by path) once all are read.
         """
-        from continuity.recall.rank import enabled
-
         near = 1.0 - tunables.RECALL_NEAR_EQUAL_PERCENT / 100 if enabled("recency") else 1.0
         floor = tunables.RECALL_MIN_NOTE_COVERAGE_PERCENT / 100 if enabled("floor") else 0.0
         group: list[Hit] = []
@@ -271,8 +271,6 @@ class Index:
         path, state, note_id, created, verified, due, body, findings, sha = found
         listed: tuple[tuple[int, str], ...] = ()
         if findings:
-            import json
-
             listed = tuple((int(line), str(det)) for line, det in json.loads(findings))
         return Hit(path, state, note_id, created, verified, due, body, listed, sha, score, coverage)
 

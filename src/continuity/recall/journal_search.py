@@ -39,6 +39,7 @@ from typing import Any
 
 from continuity import tunables
 from continuity.errors import FIELD, UsageError
+from continuity.gate.secrets import shown_path, shown_value
 from continuity.ids import is_valid_id
 from continuity.records.journal import KEYS, Entry
 from continuity.vault import access, layout, notes
@@ -120,8 +121,6 @@ def parse_entry(raw: bytes, device: str) -> tuple[Values, int] | None:
 def shown(values: Values) -> Values:
     """The values as they may be shown: a line another device, an older version or a hand wrote may name
     a secret-like file (or id), which is withheld like everywhere else (`gate.secrets.shown_path`)."""
-    from continuity.gate.secrets import shown_path, shown_value
-
     ts, owner, op, ident, path, sha = values
     return ts, owner, op, None if ident is None else shown_value(ident), shown_path(path), sha
 

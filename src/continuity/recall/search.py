@@ -42,7 +42,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from continuity import tunables
 from continuity.errors import FIELD, ContinuityError, UsageError
+from continuity.recall import concepts
 from continuity.recall.index import Hit, Index, busy, discard, open_index
+from continuity.recall.rank import enabled, gated, local_among, rank
 from continuity.recall.terms import Term, parse_terms
 
 if TYPE_CHECKING:
@@ -108,9 +110,9 @@ def shown_path(rel: str) -> str:
     """A vault path as recall may print it: the gate's one rule for every output (a file name that looks
     like a secret is withheld). Imported when needed: the gate's import is not paid by a recall that
     skips nothing."""
-    from continuity.gate.secrets import shown_path as gated
+    from continuity.gate.secrets import shown_path as withheld  # lazy: see above
 
-    return gated(rel)
+    return withheld(rel)
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ def is_stale(revalidate_by: str | None, today: dt.date) -> bool:
 
 def render_block(hit: Hit, today: dt.date) -> str:
     """One note as the model sees it; every byte of vault text escaped like the brief's."""
-    from continuity.brief.escape import escape_attr, escape_text
+    from continuity.brief.escape import escape_attr, escape_text  # lazy: a recall that finds nothing never loads it
 
     attrs = (
         f'id="{escape_attr(hit.note_id)}" path="{escape_attr(hit.path)}" '
@@ -167,7 +169,7 @@ def render_block(hit: Hit, today: dt.date) -> str:
 
 
 def _one_line(text: str) -> str:
-    from continuity.brief.escape import escape_text
+    from continuity.brief.escape import escape_text  # lazy: a recall that finds nothing never loads it
 
     return " ".join(escape_text(text).split())
 
@@ -231,11 +233,9 @@ class _Query(NamedTuple):
 
 
 def _prepare(root: Path, device: str, terms: list[Term]) -> _Query:
-    from continuity.recall import concepts, rank
-
-    if rank.enabled("http"):
+    if enabled("http"):
         terms = concepts.with_http_status(terms)
-    named = concepts.names_device(terms, concepts.device_names(root, device)) if rank.enabled("device") else []
+    named = concepts.names_device(terms, concepts.device_names(root, device)) if enabled("device") else []
     return _Query(terms, named)
 
 
@@ -243,8 +243,6 @@ def _choose(
     index: Index, query: _Query, project: str, device: str, limit: int, allowance: int, today: dt.date
 ) -> _Chosen | str:
     """Walk the ranking: the chosen notes, or the path of a note whose bytes changed under us."""
-    from continuity.recall.rank import gated, local_among, rank
-
     results: list[Result] = []
     skipped: list[Skipped] = []
     used = 0

@@ -22,10 +22,11 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from continuity.gate.secrets import shown_path, shown_value
 from continuity.vault import notes
 
 KEYS = ("ts", "device", "op", "id", "path", "sha256")
@@ -70,10 +71,6 @@ def parse_line(raw: str, line: int = 0) -> Entry | None:
 def withheld(entry: Entry) -> Entry:
     """The entry as it may be shown: a line another device, an older version or a hand wrote may hold a
     secret-like file name or id, and every reader's output goes through here."""
-    from dataclasses import replace
-
-    from continuity.gate.secrets import shown_path, shown_value
-
     ident = None if entry.id is None else shown_value(entry.id)
     path = shown_path(entry.path)
     return entry if (ident, path) == (entry.id, entry.path) else replace(entry, id=ident, path=path)

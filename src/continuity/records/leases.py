@@ -18,6 +18,7 @@ from typing import Any
 
 from continuity import tunables
 from continuity.errors import InputRejected, NoteError
+from continuity.gate.secrets import shown_value
 from continuity.ids import is_valid_id
 from continuity.vault import access, layout, notes
 
@@ -140,8 +141,6 @@ def parse_lease(data: bytes, rel: str) -> Lease:
 def _shown_task(task: str) -> str:
     """A task read back as it may be shown: a lease file another device, an older version or a hand
     wrote is data, and a secret-like task in it is withheld from every status, error and report."""
-    from continuity.gate.secrets import shown_value
-
     return shown_value(task)
 
 

@@ -4,6 +4,8 @@ notes due for revalidation. Each is declared once, above its handler (`tool.tool
 Every call finds the connection from the server's folder as every command does, so a checkout
 connected after the server started is served. They reuse recall/, brief/ and memory/, as the command
 line does, and every private byte they return is counted against the session's allowance (`meter`).
+Each handler imports the core modules it calls inside its body, and only when it is called: the
+server answers `initialize` and `tools/list` before any of them is loaded.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from continuity.errors import InputRejected, one_line
+from continuity.hook import receipts
+from continuity.local import connection
+from continuity.local.repo import find_repo_root
 from continuity.server import catalog, schema
 from continuity.server.meter import Meter
 from continuity.server.tool import LABEL, Outcome, error_line
@@ -68,7 +71,7 @@ class Session:
                 return outcome
         except Exception as exc:
             if os.environ.get("CONTINUITY_DEBUG") == "1":
-                import traceback
+                import traceback  # lazy: only CONTINUITY_DEBUG prints one
 
                 traceback.print_exc()
             return Outcome(error_line(exc), True)
@@ -81,7 +84,7 @@ class Session:
         current = self._watcher
         if current is not None and (current.root, current.device) == (root, device):
             return current
-        from continuity.recall.watch import Watcher
+        from continuity.recall.watch import Watcher  # lazy: a session that never watches loads no ctypes
 
         if current is not None:
             current.close()
@@ -94,8 +97,6 @@ class Session:
             self._watcher = None
 
     def connected(self) -> tuple[Path, str, str]:
-        from continuity.local import connection
-
         conn = connection.discover(self.cwd)
         return connection.require_vault(conn), conn.device, conn.project
 
@@ -106,9 +107,6 @@ def new_session(cwd: Path, audience: str, harness: str, started: float | None = 
     checkout: list[Path | None] = []
 
     def deliveries() -> list[dict[str, Any]]:
-        from continuity.hook import receipts
-        from continuity.local.repo import find_repo_root
-
         if not checkout:
             checkout.append(find_repo_root(cwd))
         found = checkout[0]

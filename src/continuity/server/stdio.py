@@ -81,10 +81,10 @@ class Transport:
 
     def _start_worker(self) -> threading.Condition:
         """The session and the worker thread, made at the first tool call."""
-        import threading
-        from pathlib import Path
+        import threading  # lazy: the first answers start no thread
+        from pathlib import Path  # lazy: keeps the first answers free of pathlib
 
-        from continuity.server.session import new_session
+        from continuity.server.session import new_session  # lazy: the first answers need no session
 
         self.session = new_session(Path(self.cwd), self.audience, self.harness, self.started)
         self._state = threading.Condition()

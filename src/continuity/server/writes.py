@@ -5,6 +5,9 @@ Both write through `store.writer` exactly as `lifecycle handoff new` and `lifecy
 (secret gate, caps, lease refusal, journal line, atomic write), and the library's refusals speak for
 themselves, their fields named as this tool's arguments. Nothing here approves, supersedes or edits the
 soul: those stay the person's, at the command line.
+
+The write path is imported inside the handlers only when they run: `tools/list` loads this module for
+its declarations, and the first answers must not pay for the writer, the gate or YAML.
 """
 
 from __future__ import annotations

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from continuity import tunables
+from continuity.safeio import is_tmp_name
+from continuity.store import writer
 from continuity.vault import scan
 
 
@@ -23,11 +26,6 @@ def fix(cwd: Path, *, now: float | None = None, on_wait: Callable[[str], None] |
     here or on another computer is never cut short. It is a vault write like any other: it holds the
     local lock, refuses while another device holds the lease (exit 4) and journals each removal.
     """
-    import time
-
-    from continuity.safeio import is_tmp_name
-    from continuity.store import writer
-
     conn, ctx = writer.connect(cwd, on_wait=on_wait)
     found = scan.scan(ctx.vault, conn.project, conn.device).temporary
     cutoff = (time.time() if now is None else now) - tunables.TEMP_FILE_STALE_SECONDS

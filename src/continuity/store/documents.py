@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 
 from continuity.errors import NoteError
+from continuity.gate.secrets import scan_text
 from continuity.vault import access, notes
 
 
@@ -47,8 +48,6 @@ def check_document(
         kind = "binary" if text is None else "text"
         raise NoteError(f"{name} is {len(data)} bytes, over the cap of {cap} for a {kind} file", "too_large")
     if text is not None:
-        from continuity.gate.secrets import scan_text
-
         findings = scan_text(notes.normalize_newlines(text.removeprefix("\ufeff")))
         if findings:
             first = min(findings, key=lambda item: item.line)

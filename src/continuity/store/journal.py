@@ -12,6 +12,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from continuity.gate.secrets import shown_path, shown_value
 from continuity.store import atomic
 from continuity.vault import notes
 
@@ -22,8 +23,6 @@ def entry_line(device: str, op: str, note_id: str | None, path: str, sha256: str
     A file name that looks like a secret (a token pasted as a note's name) is withheld here, in the one
     place lines are made: the journal is synchronized and shown (`lifecycle log`, `search_log`).
     """
-    from continuity.gate.secrets import shown_path, shown_value
-
     doc = {
         "ts": notes.format_utc(now),
         "device": device,

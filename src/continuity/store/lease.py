@@ -41,6 +41,7 @@ from pathlib import Path
 
 from continuity import limits, tunables
 from continuity.errors import FIELD, InputRejected, LeaseHeld, UsageError
+from continuity.gate.secrets import scan_text
 from continuity.local import userdirs
 from continuity.records.leases import (
     Lease,
@@ -176,7 +177,6 @@ def clean_task(task: str | None) -> str | None:
         raise UsageError(f"{FIELD} is longer than {tunables.LEASE_TASK_MAX_CHARS} characters", field="task")
     if any(not ch.isprintable() for ch in text):
         raise UsageError(f"{FIELD} must be printable text", field="task")
-    from continuity.gate.secrets import scan_text
 
     found = scan_text(text)
     if found:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import secrets as random_source
 import socket
 import stat
 import subprocess
@@ -29,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuity import ids, limits, tunables
-from continuity.errors import FIELD, InputRejected, NotConnected
+from continuity.errors import FIELD, InputRejected, NotConnected, NoteError
 from continuity.local import connection, identity as repo_identity, made, userdirs
 from continuity.local.repo import find_repo_root
 from continuity.store import atomic
-from continuity.vault import layout, locate, notes, projects, registry
+from continuity.vault import access, layout, locate, notes, placeholders, projects, registry
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -66,8 +67,6 @@ class InitResult:
 
 
 def default_device() -> str:
-    import secrets as random_source
-
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
     suffix = "".join(random_source.choice(alphabet) for _ in range(tunables.DEVICE_SUFFIX_CHARS))
     base = ids.make_id(socket.gethostname().split(".")[0], "device")
@@ -266,9 +265,6 @@ def profiles_filled(vault: Path, project: str, device: str) -> dict[str, bool | 
     """For each profile a computer that joins may find (soul, preferences, project, device): True when
     its `## Brief` holds text of the person's own, False when it holds only the template's placeholder
     text, None when it is missing or unusable (doctor says why)."""
-    from continuity.errors import NoteError
-    from continuity.vault import access, placeholders
-
     rels = {source.name: source.at(project, device) for source in registry.EDITABLE}
     out: dict[str, bool | None] = {}
     for name, rel in rels.items():

@@ -27,16 +27,21 @@ import datetime as dt
 import hashlib
 import os
 import stat
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from continuity import limits, tunables
-from continuity.errors import FIELD, InputRejected, NoteError, UsageError
+from continuity.errors import FIELD, InputRejected, NotConnected, NoteError, UsageError
+from continuity.gate.secrets import scan_text
+from continuity.local import connection
 from continuity.records import leases
-from continuity.store import atomic, journal, lease
+from continuity.records.removals import Removal
+from continuity.store import atomic, journal, lease, records
 from continuity.store.documents import CheckedDocument
+from continuity.store.onboard import resource_dir
 from continuity.vault import access, layout, notes
 
 if TYPE_CHECKING:
@@ -97,7 +102,6 @@ def check_text(rel: str, text: str, cap: int, *, input_lines: InputLines | None 
         raise InputRejected(f"{rel} would be {len(data)} bytes, over its cap of {cap}; nothing was written")
     if rel.endswith(".md"):
         notes.parse_note(data, rel)
-    from continuity.gate.secrets import scan_text
 
     findings = scan_text(notes.decode(data, rel))
     if findings:
@@ -222,8 +226,6 @@ class Transaction:
 def transaction(ctx: WriteContext) -> Iterator[Transaction]:
     """Hold the local lock and refuse (exit 4) while another device holds an unexpired lease."""
     if not ctx.vault.is_dir():
-        from continuity.errors import NotConnected
-
         raise NotConnected(f"the vault {ctx.vault} is not reachable from this computer")
     with lease.local_lock(ctx.vault, timeout=ctx.lock_timeout, on_wait=ctx.on_wait):
         current = leases.status(ctx.vault, ctx.device, ctx.clock())
@@ -249,8 +251,6 @@ def connect(
     environ: Mapping[str, str] | None = None,
 ) -> tuple[Connection, WriteContext]:
     """The checkout's connection and a write context for it (NotConnected, exit 3, when unreachable)."""
-    from continuity.local import connection
-
     env = dict(os.environ if environ is None else environ)
     conn = connection.discover(cwd, env)
     root = connection.require_vault(conn)
@@ -277,9 +277,6 @@ def release_lease(ctx: WriteContext, force: bool = False) -> lease.Released:
     Another device's removed lease is journaled as `lease.remove` (its device as the id) and noted in
     this device's removal record (`store.records`), so that the device it belonged to is told.
     """
-    from continuity.records.removals import Removal
-    from continuity.store import records
-
     with lease.local_lock(ctx.vault, timeout=ctx.lock_timeout, on_wait=ctx.on_wait):
         moment = ctx.clock()
         removed = lease.release_locked(ctx.vault, ctx.device, force, moment)
@@ -312,8 +309,6 @@ def read_input(source: str, cap: int, stdin: BinaryIO | None = None) -> str:
 
     The person's own file may live anywhere; only regular files are read, so a FIFO cannot hang.
     """
-    import sys
-
     if source == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
         data = stream.read(cap + 1)
@@ -367,8 +362,6 @@ def template_body(name: str, values: dict[str, str]) -> str:
     The template's own frontmatter documents the fields for people who write notes by hand; it is
     split off unparsed. Templates ship in the package too, so every installation has them.
     """
-    from continuity.store.onboard import resource_dir
-
     path = resource_dir("templates") / name
     text = access.read_capped(path.parent, path.name, limits.LIFECYCLE_TEXT_CAP_BYTES)
     body = notes.split_frontmatter(notes.decode(text, name), name)[1]

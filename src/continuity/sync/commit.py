@@ -22,15 +22,21 @@ message names the device and the operations this device's journal recorded since
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from continuity import limits, tunables
 from continuity.errors import ContinuityError, NoteError
+from continuity.gate.secrets import redact, scan_bytes, scan_text, withheld_name
+from continuity.records.leases import parse_lease
+from continuity.sync.combine import list_tree
 from continuity.sync.git import HEAD_REF, Git
-from continuity.vault import access, layout
+from continuity.sync.ignore import unignored_files
+from continuity.vault import access, layout, notes
 
 if TYPE_CHECKING:
     from continuity.gate.secrets import Finding
@@ -80,8 +86,6 @@ def changed_paths(git: Git) -> list[str]:
     Ignored files are left out, except under the memory folders, where only the tool's own ignore
     lines count (`ignore.unignored_files`): a rule that arrived with the vault cannot hide a note.
     """
-    from continuity.sync.ignore import unignored_files
-
     out = git.run(["status", "--porcelain=v1", "-z", "-uall", "--no-renames", "--ignore-submodules=all"])
     paths: list[str] = unignored_files(git)
     for record in out.split(b"\0"):
@@ -92,8 +96,6 @@ def changed_paths(git: Git) -> list[str]:
 
 def gate_file(git: Git, rel: str) -> Held | None:
     """None when `rel` may be committed as it is in the working tree, else why it is held back."""
-    from continuity.gate.secrets import withheld_name
-
     named = withheld_name(rel)
     if named is not None:
         return Held(rel, named[0], "name")
@@ -106,8 +108,6 @@ def gate_file(git: Git, rel: str) -> Held | None:
 
 def judge(rel: str, data: bytes, vault: Path | None = None) -> Held | None:
     """The content rules of the module docstring for one file's bytes (`vault`: where approvals live)."""
-    from continuity.gate.secrets import scan_bytes, scan_text, withheld_name
-
     named = withheld_name(rel)
     if named is not None:
         return Held(rel, named[0], "name")
@@ -144,10 +144,6 @@ def preserved(vault: Path, rel: str, data: bytes) -> bool:
     Its record (`<file>.record.md`, `type: document`, `status: approved`, `scanned: false`) names the
     SHA-256 of the bytes the person confirmed; any other bytes at that path are not what was approved.
     """
-    import hashlib
-
-    from continuity.vault import notes
-
     record = rel + ".record.md"
     try:
         meta = notes.parse_note(access.read_capped(vault, record, limits.LIFECYCLE_TEXT_CAP_BYTES), record).meta
@@ -168,8 +164,6 @@ def _own_lease_task(rel: str, data: bytes) -> str:
     rightly takes for a credential-shaped value; a file that parses as a lease and is byte for byte what
     `Lease.to_json` writes for it holds nothing else a person typed but its `task`, which is scanned.
     """
-    from continuity.records.leases import parse_lease
-
     text = data.decode("utf-8")
     try:
         parsed = parse_lease(data, rel)
@@ -180,8 +174,6 @@ def _own_lease_task(rel: str, data: bytes) -> str:
 
 def stage(git: Git, only: set[str] | None = None) -> Staged:
     """Put every changed path that passes the gate into the index; held ones keep their committed state."""
-    import os
-
     staged: list[str] = []
     removed: list[str] = []
     held: list[Held] = []
@@ -207,8 +199,6 @@ def stage(git: Git, only: set[str] | None = None) -> Staged:
 
 def restore_committed(git: Git, rels: list[str]) -> None:
     """Give held-back paths (even one staged by hand) their last committed state in the index."""
-    from continuity.sync.combine import list_tree
-
     wanted = set(rels)
     head = git.rev(HEAD_REF)
     committed = list_tree(git, head)
@@ -229,8 +219,6 @@ def outgoing(git: Git, remote_tip: str | None) -> list[Held]:
     a push each blob the remote lacks is judged again (`rev-list --objects HEAD --not <remote tip>`),
     as are the messages of those commits.
     """
-    from continuity.gate.secrets import scan_text
-
     exclude = ["--not", remote_tip] if remote_tip else []
     listing = git.run(["rev-list", "--objects", "--filter=object:type=blob", HEAD_REF, *exclude])
     blobs: list[tuple[str, str]] = []
@@ -281,8 +269,6 @@ def journal_ops(git: Git, head: str | None) -> list[tuple[str, str]]:
 
 def message(device: str, ops: list[tuple[str, str]], staged: Staged) -> str:
     """`sync <device>: <op counts>` and one line per operation; secret-like words withheld."""
-    from continuity.gate.secrets import redact
-
     counts: dict[str, int] = {}
     # A write that takes and gives back the lease itself (`edit`) journals both; the summary counts the
     # person's operations, and lease operations only when nothing else happened (`lease acquire`).

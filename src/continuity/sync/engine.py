@@ -34,12 +34,24 @@ from typing import Any
 
 from continuity import limits, tunables
 from continuity.errors import FIELD, ContinuityError, InputRejected, NotConnected, UsageError
+from continuity.gate.secrets import shown_path
 from continuity.records import overlaps
 from continuity.records.leases import utcnow
 from continuity.store import atomic, lease
 from continuity.sync import commit, ignore, recovery, remote, state, underlease
 from continuity.sync.combine import Combined, Conflict, cap_incoming, integrate
-from continuity.sync.git import BRANCH, HEAD_REF, INFO_ATTRIBUTES, REMOTE, TRACKING, Git, GitFailed, is_git_vault, reach
+from continuity.sync.git import (
+    BRANCH,
+    HEAD_REF,
+    INFO_ATTRIBUTES,
+    REMOTE,
+    TRACKING,
+    Git,
+    GitFailed,
+    first_line,
+    is_git_vault,
+    reach,
+)
 from continuity.sync.recovery import checkout
 from continuity.vault import access
 
@@ -178,8 +190,6 @@ def push(git: Git) -> str:
 
 
 def commit_first_line(stderr: bytes) -> str:
-    from continuity.sync.git import first_line
-
     return first_line(stderr)
 
 
@@ -303,8 +313,6 @@ def _result(
     attempts: int,
     offline: str | None = None,
 ) -> SyncResult:
-    from continuity.gate.secrets import shown_path
-
     incoming = tuple(commit.Held(rel, shown_path(rel), "incoming_too_large") for rel in dict.fromkeys(run.refused))
     return SyncResult(
         made,
@@ -383,7 +391,6 @@ def clone(url: str, target: Path, device: str, on_refused: Callable[[str], None]
     git.run(["symbolic-ref", "HEAD", HEAD_REF])
     git.run(["update-ref", HEAD_REF, capped.commit])
     git.run(["read-tree", "--reset", "-u", HEAD_REF])
-    from continuity.gate.secrets import shown_path
 
     for rel in big:
         if on_refused is not None:

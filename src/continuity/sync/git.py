@@ -32,6 +32,7 @@ from pathlib import Path
 
 from continuity import tunables
 from continuity.errors import ContinuityError, NotConnected
+from continuity.sync.remote import strip_credentials
 
 BRANCH = "main"
 REMOTE = "origin"
@@ -209,8 +210,6 @@ class Git:
 
 def first_line(stderr: bytes) -> str:
     """The first meaningful line of git's stderr, with any URL credentials cut out."""
-    from continuity.sync.remote import strip_credentials
-
     for raw in stderr.decode("utf-8", "replace").splitlines():
         line = raw.strip()
         if line and not line.startswith("hint:"):

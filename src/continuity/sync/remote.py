@@ -20,6 +20,7 @@ What "where it can tell" means, decided here:
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from urllib.parse import urlsplit
 
 from continuity import tunables
 from continuity.errors import InputRejected
+from continuity.gate.secrets import scan_text
 
 PUBLIC_FORGES = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>[A-Za-z0-9.-]+):(?P<path>(?!//).+)$")
@@ -56,7 +58,6 @@ def classify(url: str) -> Remote:
         raise InputRejected("the remote URL is empty or holds spaces or control characters")
     if text.startswith("-"):
         raise InputRejected("the remote URL must not start with '-'")
-    from continuity.gate.secrets import scan_text
 
     if "://" in text:
         parts = urlsplit(text)
@@ -138,8 +139,6 @@ def check_private(remote: Remote) -> Privacy:
 
 
 def _path() -> str:
-    import os
-
     return os.environ.get("PATH", "/usr/bin:/bin")
 
 

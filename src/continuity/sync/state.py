@@ -20,6 +20,7 @@ from continuity import tunables
 from continuity.errors import NoteError
 from continuity.safeio import read_regular
 from continuity.store import atomic
+from continuity.sync.git import HEAD_REF, TRACKING, Git, is_git_vault
 
 STATE_VERSION = 1
 
@@ -89,8 +90,6 @@ class SyncState:
 
 def describe(vault: Path, device: str) -> SyncState:
     """The state as of the last fetch (no network): commits ahead and behind, an interrupted sync."""
-    from continuity.sync.git import HEAD_REF, TRACKING, Git, is_git_vault
-
     if not is_git_vault(vault):
         return SyncState("not-git", 0, 0, None, False)
     git = Git(vault, device)

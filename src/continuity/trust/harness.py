@@ -20,6 +20,7 @@ Codex ignores a whole `hooks.json` with any other top-level key.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -30,6 +31,7 @@ from typing import Any
 
 from continuity import names, tunables
 from continuity.errors import InputRejected, UsageError
+from continuity.store import atomic
 from continuity.trust import hookcommand
 
 CODEX, CLAUDE, HARNESSES = names.CODEX, names.CLAUDE, names.HARNESSES
@@ -91,8 +93,6 @@ class Location:
 
 
 def sha256_file(path: Path) -> str:
-    import hashlib
-
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -356,8 +356,6 @@ def install(
     changed = merged != existing
     text = render_doc(merged)
     if changed and not dry_run:
-        from continuity.store import atomic
-
         mode = stat.S_IMODE(os.lstat(path).st_mode) if existing is not None else 0o644
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_text(path, text, mode)

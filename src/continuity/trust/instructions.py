@@ -20,6 +20,7 @@ from pathlib import Path
 
 from continuity import names, tunables
 from continuity.errors import InputRejected
+from continuity.store import atomic
 from continuity.trust.harness import read_config
 
 BEGIN = "<!-- BEGIN continuity: written by `lifecycle setup`; `lifecycle uninstall` removes it -->"
@@ -114,7 +115,6 @@ def write(edit: Edit) -> None:
     if edit.after is None:
         edit.path.unlink(missing_ok=True)
         return
-    from continuity.store import atomic
 
     mode = stat.S_IMODE(os.lstat(edit.path).st_mode) if edit.before is not None else 0o644
     edit.path.parent.mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,7 @@ from typing import Any
 
 from continuity import names, tunables
 from continuity.errors import InputRejected, UsageError
+from continuity.store import atomic
 from continuity.trust.harness import parse_object, read_config
 
 CODEX, CLAUDE, HARNESSES = names.CODEX, names.CLAUDE, names.HARNESSES
@@ -91,8 +92,8 @@ def is_ours(entry: object) -> bool:
 
 
 def _load_toml(path: Path, text: str) -> Any:
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
+    import tomlkit  # lazy: about 25 ms of imports that only Codex's TOML needs, never Claude Code's JSON
+    from tomlkit.exceptions import TOMLKitError  # lazy: with tomlkit
 
     try:
         return tomlkit.parse(text)
@@ -146,7 +147,7 @@ def _plain(value: object) -> object:
 
 
 def _merged_toml(path: Path, text: str, wanted: dict[str, Any]) -> str:
-    import tomlkit
+    import tomlkit  # lazy: as in _load_toml
 
     doc = _load_toml(path, text)
     servers = doc.get(_TABLE[CODEX])
@@ -230,8 +231,6 @@ def install(harness: str, scope: str, repo: Path | None, *, dry_run: bool = Fals
     merged = _merged_toml(path, existing, wanted) if harness == CODEX else _merged_json(path, existing, wanted)
     changed = merged != existing
     if changed and not dry_run:
-        from continuity.store import atomic
-
         mode = stat.S_IMODE(os.lstat(path).st_mode) if text is not None else 0o600 if scope == "user" else 0o644
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_text(path, merged, mode)

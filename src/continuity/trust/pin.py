@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuity.errors import InputRejected, UsageError
-from continuity.trust import harness, hookcommand, plugin
+from continuity.local.repo import find_repo_root
+from continuity.store import atomic
+from continuity.trust import harness, hookcommand, installation, plugin
 
 SCRIPT_REL = harness.SCRIPT_REL
 PACKAGE = "continuity"
@@ -50,8 +52,6 @@ def sha256_bytes(data: bytes) -> str:
 
 def find_checkout(start: Path) -> Path:
     """The git top level at or above `start`, when it is a continuity checkout."""
-    from continuity.local.repo import find_repo_root
-
     root = find_repo_root(start)
     if root is None or not (root / SCRIPT_REL).is_file() or not (root / "src" / PACKAGE).is_dir():
         raise UsageError(
@@ -197,8 +197,6 @@ def _project_harnesses(checkout: Path) -> list[str]:
 
 def pin(checkout: Path) -> PinResult:
     """Rewrite the module digests in the script, then the project hook files that pin the script."""
-    from continuity.store import atomic
-
     changed: list[str] = []
     count = 0
     for rel, roots in PINNED_SCRIPTS:
@@ -290,8 +288,6 @@ def check_for(start: Path) -> tuple[bool, str]:
     running installation: a package's own copy of the scripts (only the user-scope pins can be
     stale: the copy's module digests were written with it), or an editable install's checkout.
     """
-    from continuity.trust import installation
-
     try:
         checkout = find_checkout(start)
     except UsageError:

@@ -20,12 +20,15 @@ trusted; Claude Code trusts a plugin when it is installed.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 from pathlib import Path
 from typing import Any
 
 from continuity import names, tunables
+from continuity.errors import InputRejected
+from continuity.store import atomic
 from continuity.trust import harness, hookcommand
 
 PLUGIN_NAME = "continuity"
@@ -96,8 +99,6 @@ def wanted(checkout: Path) -> dict[str, str]:
 
 
 def hookcommand_sha256(text: str) -> str:
-    import hashlib
-
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -120,8 +121,6 @@ def write(checkout: Path) -> list[str]:
     """Bring the plugins' runner and hooks up to date; the files that changed, relative to the checkout."""
     if not (checkout / FOLDER[harness.CODEX] / RUNNER_REL).is_file():
         return []
-    from continuity.store import atomic
-
     changed = []
     for rel, text in wanted(checkout).items():
         if _current(checkout / rel) != text:
@@ -143,8 +142,6 @@ def _claude_settings(repo: Path | None) -> list[Path]:
 
 def installed(name: str, repo: Path | None) -> str | None:
     """Where the continuity plugin is enabled for `name` (a file and the plugin's id), None when nowhere."""
-    from continuity.errors import InputRejected
-
     if name == harness.CLAUDE:
         for path in _claude_settings(repo):
             try:
@@ -156,8 +153,8 @@ def installed(name: str, repo: Path | None) -> str | None:
                 if str(key).split("@")[0] == PLUGIN_NAME and value is True:
                     return f"{path} ({key})"
         return None
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
+    import tomlkit  # lazy: about 25 ms of imports that only Codex's TOML needs
+    from tomlkit.exceptions import TOMLKitError  # lazy: with tomlkit
 
     path = harness.user_config_path(harness.CODEX).with_name("config.toml")
     try:

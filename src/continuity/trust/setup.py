@@ -21,9 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+
 from continuity import tunables
 from continuity.errors import UsageError
-from continuity.trust import harness, instructions, mcpconfig, plugin, undo
+from continuity.local import userdirs
+from continuity.local.repo import find_repo_root
+from continuity.store import atomic
+from continuity.trust import harness, installation, instructions, mcpconfig, pin, plugin, undo
 
 NEXT_STEPS = {
     harness.CODEX: [
@@ -78,8 +83,6 @@ class Result:
 
 
 def record_path(name: str, scope: str, repo: Path | None) -> Path:
-    from continuity.local import userdirs
-
     suffix = "" if scope == "user" or repo is None else "-" + hashlib.sha256(str(repo).encode()).hexdigest()[:16]
     return Path(userdirs.state_dir()) / "setup" / f"{name}-{scope}{suffix}.json"
 
@@ -100,8 +103,6 @@ def _check(name: str, scope: str) -> None:
 def _hooks_target(name: str, scope: str, cwd: Path) -> tuple[Path, harness.Location | None, dict[str, str] | None]:
     """(checkout whose scripts project scope runs, the user-scope location, the installation as JSON, with
     `warning` set for an editable install, whose user-scope hooks depend on its checkout)."""
-    from continuity.trust import installation, pin
-
     if scope == "project":
         return pin.find_checkout(cwd), None, None
     found = installation.find()
@@ -120,16 +121,12 @@ def _top_keys(path: Path, toml: bool) -> set[str]:
     if not text:
         return set()
     if toml:
-        import tomlkit
-
         return set(tomlkit.parse(text).keys())
     return set(harness.parse_object(path, text))
 
 
 def setup(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Result:
     """Register the hooks, the MCP server and the pointer block for `name` at `scope` (idempotent)."""
-    from continuity.local.repo import find_repo_root
-
     _check(name, scope)
     repo = find_repo_root(cwd)
     if scope == "project" and repo is None:
@@ -199,16 +196,12 @@ def setup(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Result:
 
 
 def _save_record(path: Path, record: dict[str, Any]) -> None:
-    from continuity.store import atomic
-
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(record, indent=2) + "\n")
 
 
 def uninstall(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Result:
     """Remove exactly what setup added for `name` at `scope`, and Codex's trust of those hooks."""
-    from continuity.local.repo import find_repo_root
-
     _check(name, scope)
     repo = find_repo_root(cwd)
     if scope == "project" and repo is None:

@@ -15,6 +15,7 @@ usual way (two-space JSON, as both clients write it) is byte for byte what it wa
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -22,7 +23,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
 from continuity import tunables
+from continuity.store import atomic
 from continuity.trust import harness, mcpconfig
 
 
@@ -39,7 +44,6 @@ def write_text(path: Path, text: str | None, existed: bool) -> None:
     if text is None:
         path.unlink(missing_ok=True)
         return
-    from continuity.store import atomic
 
     mode = stat.S_IMODE(os.lstat(path).st_mode) if existed and path.exists() else 0o644
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,16 +88,12 @@ def hooks_without_ours(path: Path, *, added: list[str], created: bool) -> tuple[
 
 
 def _load_toml(path: Path) -> tuple[str | None, Any]:
-    import tomlkit
-
     text = harness.read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
     return text, tomlkit.parse(text or "")
 
 
 def inserted(before: str, after: str) -> list[str] | None:
     """The runs of lines `after` adds to `before`, when adding lines is all it does (else None)."""
-    import difflib
-
     if after.startswith(before):  # appended (a last line without its newline gets one: that is ours too)
         return [after[len(before) :]]
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
@@ -149,8 +149,6 @@ def codex_trust_without(keys: list[str], *, keep_tables: bool) -> tuple[Path, st
 
     The tables are taken out as lines (header to the next header, and the blank line before), which
     gives back the bytes of before when Codex appended them; tomlkit does it otherwise."""
-    import tomlkit
-
     path = mcpconfig.user_config_path(harness.CODEX)
     text, doc = _load_toml(path)
     hooks = doc.get("hooks")
@@ -176,9 +174,6 @@ def codex_trust_without(keys: list[str], *, keep_tables: bool) -> tuple[Path, st
 
 
 def _toml_or_none(text: str) -> dict[str, Any] | None:
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
-
     try:
         return tomlkit.parse(text).unwrap()
     except TOMLKitError:
@@ -217,8 +212,6 @@ def mcp_without_ours(
     they are still there unchanged: tomlkit would leave the blank line it put before our table."""
     table = "mcp_servers" if harness_name == harness.CODEX else "mcpServers"
     if harness_name == harness.CODEX:
-        import tomlkit
-
         text, doc = _load_toml(path)
         servers = doc.get(table)
         if text is None or not isinstance(servers, dict) or not mcpconfig.is_ours(_plain(servers.get("continuity"))):

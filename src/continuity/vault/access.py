@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from pathlib import Path, PurePosixPath
 
 from continuity import limits, safeio
@@ -94,7 +95,6 @@ def _other_links(fd: int, info: os.stat_result) -> bool:
     once more after a moment, so only a link that stays is refused."""
     if info.st_nlink <= 1:
         return False
-    import time
 
     time.sleep(limits.HARD_LINK_RECHECK_SECONDS)
     return os.fstat(fd).st_nlink > 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import io
 import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -168,7 +169,7 @@ def parse_frontmatter(front: str, name: str) -> dict[str, Any]:
     """The frontmatter mapping, parsed once: flat blocks by `flatyaml`, the rest by ruamel.yaml."""
     if len(front.encode("utf-8")) > limits.FRONTMATTER_CAP_BYTES:
         raise NoteError(f"{name}: frontmatter is over {limits.FRONTMATTER_CAP_BYTES} bytes", "invalid")
-    from continuity.vault import flatyaml
+    from continuity.vault import flatyaml  # lazy: a start that parses no frontmatter loads no parser
 
     flat = flatyaml.parse(front)
     if flat is not None:
@@ -333,8 +334,6 @@ def compact_part(body: str) -> str:
 
 def dump_frontmatter(meta: dict[str, Any]) -> str:
     """Serialize frontmatter for writers; times are written as quoted UTC strings."""
-    import io
-
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="safe", pure=True)

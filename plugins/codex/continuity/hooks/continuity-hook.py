@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "14a8324d72fcc97b3d0d7ae37791185347010f014093688d868ef8ce67ecd6cc"
+STARTUP_SCRIPT_SHA256 = "d65460aed87f0c12cf55164bcbdb1202c69b822b7eaed370a76ce9e11b16502d"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
