@@ -257,15 +257,15 @@ def report(
         print(f"| {config} | " + " | ".join(cells) + " |")
     ratios = [f"{median(c.name, 'hooks + MCP') / median(c.name, 'hooks'):.2f}x" for c in clients]
     print("| hooks + MCP / hooks | " + " | ".join(ratios) + " |")
-    paired = [paired_ratio(times[c.name, "hooks + MCP"], times[c.name, "hooks"]) for c in clients]
-    print("| the same, median of each round's ratio | " + " | ".join(f"{ratio:.2f}x" for ratio in paired) + " |")
+    paired = [paired_cell(times[c.name, "hooks + MCP"], times[c.name, "hooks"]) for c in clients]
+    print("| the same, median of each round's ratio (quartiles) | " + " | ".join(paired) + " |")
     if INSTALLED in configs:
         cells = [f"{median(c.name, INSTALLED) / median(c.name, 'hooks'):.2f}x" for c in clients]
         print(f"| {INSTALLED} / hooks | " + " | ".join(cells) + " |")
     for config, base in ((INSTALLED, "hooks"), (FLOOR, "hooks"), (C_FLOOR, "hooks"), (BARE_C_FLOOR, "bare")):
         if config in configs:
-            cells = [f"{paired_ratio(times[c.name, config], times[c.name, base]):.2f}x" for c in clients]
-            print(f"| {config} / {base}, median of each round's ratio | " + " | ".join(cells) + " |")
+            cells = [paired_cell(times[c.name, config], times[c.name, base]) for c in clients]
+            print(f"| {config} / {base}, median of each round's ratio (quartiles) | " + " | ".join(cells) + " |")
     if FLOOR in configs:
         cells = [f"{median(c.name, 'hooks + MCP') / median(c.name, FLOOR):.2f}x" for c in clients]
         print("| hooks + MCP / hooks + floor server | " + " | ".join(cells) + " |")
@@ -330,6 +330,16 @@ def paired_ratio(numerators: list[float], denominators: list[float]) -> float:
     """The median of the rounds' own ratios: each round's two sessions ran minutes apart at most, so a
     change of the machine's load between rounds cancels out of it."""
     return statistics.median(top / bottom for top, bottom in zip(numerators, denominators, strict=True))
+
+
+def paired_cell(numerators: list[float], denominators: list[float]) -> str:
+    """The median of the rounds' own ratios and, with four rounds or more, their quartiles: how far
+    apart two runs of the same configurations may land on this machine."""
+    ratios = [top / bottom for top, bottom in zip(numerators, denominators, strict=True)]
+    if len(ratios) < 4:
+        return f"{statistics.median(ratios):.2f}x"
+    low, _, high = statistics.quantiles(ratios, n=4)
+    return f"{statistics.median(ratios):.2f}x ({low:.2f}-{high:.2f})"
 
 
 def version(name: str) -> str:
