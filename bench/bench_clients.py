@@ -22,7 +22,9 @@ copies of this checkout, connected to one vault:
 * `hooks + C server` and `bare + C server` (with `--floor`, when `cc` is there): the same stand-in
   with no interpreter at all, `bench/floor_server.c` compiled at bench time, so what is left between
   it and `hooks` (or `bare`) is what the client itself spends on any stdio MCP server, and between
-  it and `hooks + floor server` the interpreter's start.
+  it and `hooks + floor server` the interpreter's start;
+* `hooks + C server, no tools` (with `--floor`, likewise): that stand-in listing no tools, so what is
+  left between it and `hooks + C server` is what the client spends on this server's tool list.
 
 The stand-ins record when they started and when each message came and went; with `--floor` a
 second table gives, since the client's launch, the medians of when the server was running, when
@@ -65,6 +67,7 @@ CONFIGS = ("bare", "hooks", "hooks + MCP")
 FLOOR = "hooks + floor server"
 C_FLOOR = "hooks + C server"
 BARE_C_FLOOR = "bare + C server"
+NO_TOOLS = "hooks + C server, no tools"
 INSTALLED = "hooks + MCP, installed"
 FLOOR_SERVER = """
 import json, sys, time
@@ -129,7 +132,9 @@ def stand_ins(work: Path) -> dict[str, list[str]]:
     (work / "initialize.rest").write_text(rest, encoding="utf-8")
     (work / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
     command = [str(work / "floor"), str(work / "initialize.rest"), str(work / "tools.json")]
-    return {**commands, C_FLOOR: command, BARE_C_FLOOR: command}
+    (work / "no-tools.json").write_text(json.dumps({"tools": []}), encoding="utf-8")
+    empty = [*command[:2], str(work / "no-tools.json")]
+    return {**commands, C_FLOOR: command, BARE_C_FLOOR: command, NO_TOOLS: empty}
 
 
 class Client:
@@ -262,7 +267,8 @@ def report(
     if INSTALLED in configs:
         cells = [f"{median(c.name, INSTALLED) / median(c.name, 'hooks'):.2f}x" for c in clients]
         print(f"| {INSTALLED} / hooks | " + " | ".join(cells) + " |")
-    for config, base in ((INSTALLED, "hooks"), (FLOOR, "hooks"), (C_FLOOR, "hooks"), (BARE_C_FLOOR, "bare")):
+    pairs = ((INSTALLED, "hooks"), (FLOOR, "hooks"), (C_FLOOR, "hooks"), (NO_TOOLS, "hooks"), (BARE_C_FLOOR, "bare"))
+    for config, base in pairs:
         if config in configs:
             cells = [paired_cell(times[c.name, config], times[c.name, base]) for c in clients]
             print(f"| {config} / {base}, median of each round's ratio (quartiles) | " + " | ".join(cells) + " |")
