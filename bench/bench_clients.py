@@ -2,7 +2,7 @@
 
 Run from the repository root (it needs npm and `unshare -n`, like the tests marked `clients`):
 
-    python bench/bench_clients.py [--rounds 7] [--clients codex,claude]
+    python bench/bench_clients.py [--rounds 7] [--clients codex,claude] [--floor] [--installed]
 
 For Codex (`codex exec "say hi"`) and Claude Code (`claude -p "say hi"`), at the versions the client
 tests pin (`tests/clients.py`, installed from npm into their cache once), three configurations of
@@ -36,7 +36,7 @@ network namespace; the time is from the client's launch to the first model reque
 recorded. The rounds are interleaved (every configuration of every client once a round, in an order
 that rotates), so a change of load hits all of them alike. Reported: medians, the ratios to `bare`
 and of `hooks + MCP` to `hooks` (of the medians, and the median of each round's own ratio, which a
-drifting load disturbs less), and in how many rounds the first request already offered the
+drifting load disturbs less, with its quartiles), and in how many rounds the first request already offered the
 continuity tools (Codex: the namespace tool `mcp__continuity`; Claude Code, which defers MCP tools
 behind ToolSearch: the tool names in the request). Nothing here asserts a time: benchmarks are not tests.
 """
