@@ -2,7 +2,7 @@
 
 Run from the repository root (it needs npm and `unshare -n`, like the tests marked `clients`):
 
-    python bench/bench_clients.py [--rounds 7] [--clients codex,claude]
+    python bench/bench_clients.py [--rounds 7] [--clients codex,claude] [--floor] [--installed]
 
 For Codex (`codex exec "say hi"`) and Claude Code (`claude -p "say hi"`), at the versions the client
 tests pin (`tests/clients.py`, installed from npm into their cache once), three configurations of
@@ -15,15 +15,28 @@ copies of this checkout, connected to one vault:
   `config.toml`, as `lifecycle mcp install` writes it; Claude Code: the checkout's `.mcp.json`);
 * `hooks + floor server` (with `--floor`): the same hooks, and in place of `lifecycle mcp` a stand-in
   that answers the same handshake with the same tool list from a file, started with `python -I -S`
-  and importing only `json` and `sys`: what any MCP server costs the client, so what is left between
-  it and `hooks + MCP` is this server's own start.
+  and importing only `json`, `sys` and `time`: what any Python MCP server costs the client, so what
+  is left between it and `hooks + MCP` is this server's own start;
+* `hooks + MCP, installed` (with `--installed`): `lifecycle mcp` from a wheel of this checkout in a
+  new virtual environment, as a person installs it, instead of the checkout's editable install;
+* `hooks + C server` and `bare + C server` (with `--floor`, when `cc` is there): the same stand-in
+  with no interpreter at all, `bench/floor_server.c` compiled at bench time, so what is left between
+  it and `hooks` (or `bare`) is what the client itself spends on any stdio MCP server, and between
+  it and `hooks + floor server` the interpreter's start;
+* `hooks + C server, no tools` (with `--floor`, likewise): that stand-in listing no tools, so what is
+  left between it and `hooks + C server` is what the client spends on this server's tool list.
+
+The stand-ins record when they started and when each message came and went; with `--floor` a
+second table gives, since the client's launch, the medians of when the server was running, when
+`initialize` arrived, when `tools/list` was answered and when the first model request came, and
+which methods the client sent.
 
 Each run is one session against the scripted model of `tests/mockmodel.py` inside a loopback-only
 network namespace; the time is from the client's launch to the first model request the mock
 recorded. The rounds are interleaved (every configuration of every client once a round, in an order
 that rotates), so a change of load hits all of them alike. Reported: medians, the ratios to `bare`
 and of `hooks + MCP` to `hooks` (of the medians, and the median of each round's own ratio, which a
-drifting load disturbs less), and in how many rounds the first request already offered the
+drifting load disturbs less, with its quartiles), and in how many rounds the first request already offered the
 continuity tools (Codex: the namespace tool `mcp__continuity`; Claude Code, which defers MCP tools
 behind ToolSearch: the tool names in the request). Nothing here asserts a time: benchmarks are not tests.
 """
@@ -36,6 +49,7 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -51,11 +65,21 @@ from continuity.server import catalog, protocol, stdio  # noqa: E402
 
 CONFIGS = ("bare", "hooks", "hooks + MCP")
 FLOOR = "hooks + floor server"
+C_FLOOR = "hooks + C server"
+BARE_C_FLOOR = "bare + C server"
+NO_TOOLS = "hooks + C server, no tools"
+INSTALLED = "hooks + MCP, installed"
 FLOOR_SERVER = """
-import json, sys
+import json, sys, time
+trace = open(sys.argv[2], "a")
+def note(what, detail=""):
+    trace.write(f"{time.time():.9f} {what} {detail}\\n")
+    trace.flush()
+note("start")
 answers = json.load(open(sys.argv[1]))
 for line in sys.stdin:
     message = json.loads(line)
+    note("recv", json.dumps(message.get("method")))
     if "id" not in message:
         continue
     method = message.get("method")
@@ -69,6 +93,7 @@ for line in sys.stdin:
         reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
     sys.stdout.write(json.dumps(reply) + "\\n")
     sys.stdout.flush()
+    note("sent", json.dumps(method))
 """
 PROMPT = "say hi"
 RULES: list[dict[str, Any]] = [{"reply": {"text": "Hi."}}]
@@ -84,78 +109,101 @@ def offered_claude(run: Run) -> bool:
     return CLAUDE_TOOLS in json.dumps(run.requests[0])
 
 
-def floor_server(work: Path) -> list[str]:
-    """The stand-in server's command: this interpreter, isolated and without site, on a script that
-    answers from a file holding this server's own handshake and tool list."""
+def stand_ins(work: Path) -> dict[str, list[str]]:
+    """The stand-in servers' commands (less the trace file each is given last), answering from files
+    that hold this server's own handshake and tool list: `python -I -S` on a script, and, when a C
+    compiler is there, `bench/floor_server.c` compiled into `work`."""
     server = protocol.Protocol(stdio.SERVER_INFO, stdio.INSTRUCTIONS, catalog.listing, 1 << 20)
     start = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}'
-    answers = {
-        "initialize": server.receive(start).answers[0]["result"],
-        "tools/list": server.receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}').answers[0]["result"],
-        "ping": {},
-        "versions": list(protocol.SUPPORTED_PROTOCOL_VERSIONS),
-    }
+    initialize = server.receive(start).answers[0]["result"]
+    tools = server.receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}').answers[0]["result"]
+    answers = {"initialize": initialize, "tools/list": tools, "ping": {}}
+    answers["versions"] = list(protocol.SUPPORTED_PROTOCOL_VERSIONS)
     (work / "floor.py").write_text(FLOOR_SERVER, encoding="utf-8")
     (work / "floor.json").write_text(json.dumps(answers), encoding="utf-8")
-    return [sys.executable, "-I", "-S", str(work / "floor.py"), str(work / "floor.json")]
+    commands = {FLOOR: [sys.executable, "-I", "-S", str(work / "floor.py"), str(work / "floor.json")]}
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        print("no C compiler: the stand-in without an interpreter is left out")
+        return commands
+    subprocess.run([compiler, "-O2", "-o", str(work / "floor"), str(ROOT / "bench" / "floor_server.c")], check=True)
+    # the initialize answer after its protocolVersion, which the C stand-in echoes from the request
+    rest = json.dumps({key: value for key, value in initialize.items() if key != "protocolVersion"})[1:]
+    (work / "initialize.rest").write_text(rest, encoding="utf-8")
+    (work / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
+    command = [str(work / "floor"), str(work / "initialize.rest"), str(work / "tools.json")]
+    (work / "no-tools.json").write_text(json.dumps({"tools": []}), encoding="utf-8")
+    empty = [*command[:2], str(work / "no-tools.json")]
+    return {**commands, C_FLOOR: command, BARE_C_FLOOR: command, NO_TOOLS: empty}
 
 
 class Client:
     """One client's set-ups on a site, and one session of a configuration."""
 
-    def __init__(self, name: str, site: Site, floor: list[str] | None) -> None:
+    def __init__(self, name: str, site: Site, stand_in: dict[str, list[str]]) -> None:
         self.name = name
         self.site = site
-        self.floor = floor
         self.exe = install(CODEX if name == "codex" else CLAUDE)
         self.offered: Callable[[Run], bool] = offered_codex if name == "codex" else offered_claude
         claude = name == "claude"
-        self.clones = {"bare": site.clone(f"{name}-bare")}
-        for rel in (".codex/hooks.json", ".claude/settings.json"):
-            (self.clones["bare"] / rel).unlink(missing_ok=True)
-        self.clones["hooks"] = site.clone(f"{name}-hooks", claude=claude)
-        self.clones["hooks + MCP"] = site.clone(f"{name}-mcp", claude=claude)
-        if floor is not None:
-            self.clones[FLOOR] = site.clone(f"{name}-floor", claude=claude)
-        if claude:
-            site.register_claude_mcp(self.clones["hooks + MCP"])
-            if floor is not None:
-                site.register_claude_mcp(self.clones[FLOOR])
-                self._point_at_floor(self.clones[FLOOR] / ".mcp.json")
-        else:
-            site.trust_codex(self.exe, self.clones["bare"], hooks=False)
-            for config, clone in self.clones.items():
-                if config != "bare":
-                    site.trust_codex(self.exe, clone)
+        self.traces = {config: site.root / f"trace-{name}-{index}" for index, config in enumerate(stand_in)}
+        self.traces.pop(INSTALLED, None)  # the real server, which records nothing
+        self.stand_in = {
+            config: [*argv, str(self.traces[config])] for config, argv in stand_in.items() if config in self.traces
+        }
+        if INSTALLED in stand_in:
+            self.stand_in[INSTALLED] = [*stand_in[INSTALLED], "--harness", name]
+        self.clones: dict[str, Path] = {}
+        for index, config in enumerate(("bare", "hooks", "hooks + MCP", *stand_in)):
+            hooks = not config.startswith("bare")
+            self.clones[config] = site.clone(f"{name}-{index}", claude=claude and hooks)
+            for rel in () if hooks else (".codex/hooks.json", ".claude/settings.json"):
+                (self.clones[config] / rel).unlink(missing_ok=True)
+            if claude and config != "bare" and config != "hooks":
+                site.register_claude_mcp(self.clones[config])
+                if config in self.stand_in:
+                    self._point_at(self.clones[config] / ".mcp.json", self.stand_in[config])
+            elif not claude:
+                site.trust_codex(self.exe, self.clones[config], hooks=hooks)
 
-    def _point_at_floor(self, mcp_json: Path) -> None:
-        assert self.floor is not None
+    @staticmethod
+    def _point_at(mcp_json: Path, argv: list[str]) -> None:
         doc = json.loads(mcp_json.read_text(encoding="utf-8"))
-        doc["mcpServers"]["continuity"].update(command=self.floor[0], args=self.floor[1:])
+        doc["mcpServers"]["continuity"].update(command=argv[0], args=argv[1:])
         mcp_json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
-    def session(self, config: str) -> Run:
+    def session(self, config: str) -> tuple[Run, list[tuple[float, str, str]]]:
+        """One session, and what the stand-in server (if any) recorded: (time, event, method)."""
         clone = self.clones[config]
+        trace = self.traces.get(config)
+        if trace is not None:
+            trace.unlink(missing_ok=True)
         if self.name == "codex":
             self.site.register_codex_mcp_off()
             if config == "hooks + MCP":
                 self.site.register_codex_mcp()
-            elif config == FLOOR:
-                self.site.register_codex_mcp(command=self.floor)
+            elif config in self.stand_in:
+                self.site.register_codex_mcp(command=self.stand_in[config])
             argv = [str(self.exe), "exec", PROMPT]
         else:
             argv = [str(self.exe), "-p", PROMPT]
         run = self.site.run(clone, argv, RULES, timeout=120)
         if run.returncode != 0 or run.first_request_seconds is None:
             raise SystemExit(f"{self.name} {config}: {run.describe()}")
-        return run
+        events = []
+        if trace is not None and trace.exists():
+            for line in trace.read_text(encoding="utf-8").splitlines():
+                when, event, *method = line.split(" ", 2)
+                events.append((float(when), event, "".join(method).strip().strip('"')))
+        return run, events
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--clients", default="codex,claude")
-    parser.add_argument("--floor", action="store_true", help="also the stand-in server that only answers")
+    parser.add_argument("--floor", action="store_true", help="also the stand-in servers that only answer")
+    parser.add_argument("--installed", action="store_true", help="also `lifecycle mcp` from a wheel install")
     args = parser.parse_args()
     reason = missing_tools()
     if reason:
@@ -165,57 +213,139 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="continuity-bench-clients-"))
     try:
         site = Site(work)
-        floor = floor_server(work) if args.floor else None
-        configs = (*CONFIGS, FLOOR) if args.floor else CONFIGS
-        clients = [Client(name, site, floor) for name in names]
+        stand_in = stand_ins(work) if args.floor else {}
+        if args.installed:
+            stand_in[INSTALLED] = [str(installed(work)), "mcp"]
+        configs = (*CONFIGS, *stand_in)
+        clients = [Client(name, site, stand_in) for name in names]
         times: dict[tuple[str, str], list[float]] = {(c.name, config): [] for c in clients for config in configs}
-        offered: dict[str, list[bool]] = {c.name: [] for c in clients}
+        steps: dict[tuple[str, str], list[dict[str, float]]] = {key: [] for key in times}
+        methods: dict[tuple[str, str], set[str]] = {key: set() for key in times}
+        offered: dict[tuple[str, str], list[bool]] = {key: [] for key in times}
         sessions = [(client, config) for client in clients for config in configs]
         for number in range(args.rounds + 1):  # round 0 warms the file cache and is not counted
             shift = number % len(sessions)
             for client, config in sessions[shift:] + sessions[:shift]:
-                run = client.session(config)
+                run, events = client.session(config)
                 if number == 0:
                     continue
                 times[client.name, config].append(float(run.first_request_seconds or 0.0))
-                if config == "hooks + MCP":
-                    offered[client.name].append(client.offered(run))
+                if events:
+                    steps[client.name, config].append(milestones(run, events))
+                    methods[client.name, config].update(method for _, event, method in events if event == "recv")
+                if config in ("hooks + MCP", INSTALLED):
+                    offered[client.name, config].append(client.offered(run))
         print(f"load {os.getloadavg()[0]:.2f} at the end; {args.rounds} rounds; launch to first model request")
-        print("| configuration | " + " | ".join(f"{c.name} {version(c.name)}" for c in clients) + " |")
-        print("|---|" + "---|" * len(clients))
-        for config in configs:
-            cells = []
-            for client in clients:
-                median = statistics.median(times[client.name, config])
-                bare = statistics.median(times[client.name, "bare"])
-                cells.append(f"{median:.3f} s" + ("" if config == "bare" else f" ({median / bare:.2f}x)"))
-            print(f"| {config} | " + " | ".join(cells) + " |")
-        ratios = []
-        for client in clients:
-            with_mcp = statistics.median(times[client.name, "hooks + MCP"])
-            ratios.append(f"{with_mcp / statistics.median(times[client.name, 'hooks']):.2f}x")
-        print("| hooks + MCP / hooks | " + " | ".join(ratios) + " |")
-        paired = [paired_ratio(times[c.name, "hooks + MCP"], times[c.name, "hooks"]) for c in clients]
-        print("| the same, median of each round's ratio | " + " | ".join(f"{ratio:.2f}x" for ratio in paired) + " |")
-        if args.floor:
-            floors = [
-                f"{statistics.median(times[c.name, 'hooks + MCP']) / statistics.median(times[c.name, FLOOR]):.2f}x"
-                for c in clients
-            ]
-            print("| hooks + MCP / hooks + floor server | " + " | ".join(floors) + " |")
-        print(
-            "| first request offers the tools | "
-            + " | ".join(f"{sum(offered[c.name])} of {len(offered[c.name])} rounds" for c in clients)
-            + " |"
-        )
+        report(clients, configs, times, offered)
+        if set(stand_in) - {INSTALLED}:
+            report_steps(clients, configs, steps, methods)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def report(
+    clients: list[Client],
+    configs: tuple[str, ...],
+    times: dict[tuple[str, str], list[float]],
+    offered: dict[tuple[str, str], list[bool]],
+) -> None:
+    def median(name: str, config: str) -> float:
+        return statistics.median(times[name, config])
+
+    print("| configuration | " + " | ".join(f"{c.name} {version(c.name)}" for c in clients) + " |")
+    print("|---|" + "---|" * len(clients))
+    for config in configs:
+        cells = []
+        for client in clients:
+            value, bare = median(client.name, config), median(client.name, "bare")
+            cells.append(f"{value:.3f} s" + ("" if config == "bare" else f" ({value / bare:.2f}x)"))
+        print(f"| {config} | " + " | ".join(cells) + " |")
+    ratios = [f"{median(c.name, 'hooks + MCP') / median(c.name, 'hooks'):.2f}x" for c in clients]
+    print("| hooks + MCP / hooks | " + " | ".join(ratios) + " |")
+    paired = [paired_cell(times[c.name, "hooks + MCP"], times[c.name, "hooks"]) for c in clients]
+    print("| the same, median of each round's ratio (quartiles) | " + " | ".join(paired) + " |")
+    if INSTALLED in configs:
+        cells = [f"{median(c.name, INSTALLED) / median(c.name, 'hooks'):.2f}x" for c in clients]
+        print(f"| {INSTALLED} / hooks | " + " | ".join(cells) + " |")
+    pairs = ((INSTALLED, "hooks"), (FLOOR, "hooks"), (C_FLOOR, "hooks"), (NO_TOOLS, "hooks"), (BARE_C_FLOOR, "bare"))
+    for config, base in pairs:
+        if config in configs:
+            cells = [paired_cell(times[c.name, config], times[c.name, base]) for c in clients]
+            print(f"| {config} / {base}, median of each round's ratio (quartiles) | " + " | ".join(cells) + " |")
+    if FLOOR in configs:
+        cells = [f"{median(c.name, 'hooks + MCP') / median(c.name, FLOOR):.2f}x" for c in clients]
+        print("| hooks + MCP / hooks + floor server | " + " | ".join(cells) + " |")
+    for config in ("hooks + MCP", INSTALLED):
+        if config in configs:
+            cells = [f"{sum(offered[c.name, config])} of {len(offered[c.name, config])} rounds" for c in clients]
+            print(f"| {config}: the first request offers the tools | " + " | ".join(cells) + " |")
+
+
+def installed(work: Path) -> Path:
+    """`lifecycle` installed from this checkout as a person installs it: a wheel, in a new virtual
+    environment. The checkout's own environment holds the package editable, whose import hook (a
+    `.pth` file run at every interpreter start) imports pathlib, re and urllib before the server's
+    first line; a person's install has none of that."""
+    venv = work / "installed"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, str(ROOT)], check=True, stderr=subprocess.DEVNULL)
+    return venv / "bin" / "lifecycle"
+
+
+def milestones(run: Run, events: list[tuple[float, str, str]]) -> dict[str, float]:
+    """When, since the client's launch, the stand-in was running, got `initialize`, answered
+    `tools/list`, and the model got its first request (a step the trace lacks is left out)."""
+    launched = float(run.launched or 0.0)
+    found = {"first model request": launched + float(run.first_request_seconds or 0.0)}
+    wanted = {("start", ""): "server running", ("recv", "initialize"): "initialize arrives"}
+    wanted["sent", "tools/list"] = "tools/list answered"
+    for when, event, method in events:
+        name = wanted.get((event, method if event != "start" else ""))
+        if name is not None and name not in found:
+            found[name] = when
+    return {name: when - launched for name, when in found.items()}
+
+
+STEPS = ("server running", "initialize arrives", "tools/list answered", "first model request")
+
+
+def report_steps(
+    clients: list[Client],
+    configs: tuple[str, ...],
+    steps: dict[tuple[str, str], list[dict[str, float]]],
+    methods: dict[tuple[str, str], set[str]],
+) -> None:
+    print("\nWith a stand-in server, medians since the client's launch (ms), and the methods it was sent:")
+    print("| client, configuration | " + " | ".join(STEPS) + " | methods |")
+    print("|---|" + "---|" * (len(STEPS) + 1))
+    for client in clients:
+        for config in configs:
+            rows = steps[client.name, config]
+            if not rows:
+                continue
+            cells = []
+            for step in STEPS:
+                values = [row[step] for row in rows if step in row]
+                cells.append(f"{1000 * statistics.median(values):.0f}" if values else "-")
+            listed = ", ".join(sorted(methods[client.name, config]))
+            print(f"| {client.name}, {config} | " + " | ".join(cells) + f" | {listed} |")
 
 
 def paired_ratio(numerators: list[float], denominators: list[float]) -> float:
     """The median of the rounds' own ratios: each round's two sessions ran minutes apart at most, so a
     change of the machine's load between rounds cancels out of it."""
     return statistics.median(top / bottom for top, bottom in zip(numerators, denominators, strict=True))
+
+
+def paired_cell(numerators: list[float], denominators: list[float]) -> str:
+    """The median of the rounds' own ratios and, with four rounds or more, their quartiles: how far
+    apart two runs of the same configurations may land on this machine."""
+    ratios = [top / bottom for top, bottom in zip(numerators, denominators, strict=True)]
+    if len(ratios) < 4:
+        return f"{statistics.median(ratios):.2f}x"
+    low, _, high = statistics.quantiles(ratios, n=4)
+    return f"{statistics.median(ratios):.2f}x ({low:.2f}-{high:.2f})"
 
 
 def version(name: str) -> str:
