@@ -78,7 +78,7 @@ def test_codex_user_install_keeps_every_comment_and_key(isolated_home: Path) -> 
     for line in CODEX_CONFIG.splitlines():
         assert line in text  # comments, unrelated tables and keys, all kept
     parsed = tomllib.loads(text)
-    assert parsed["mcp_servers"]["continuity"] == {"command": sys.executable, "args": ["-m", "continuity", "mcp"]}
+    assert parsed["mcp_servers"]["continuity"] == {"command": sys.executable, "args": ["-I", "-m", "continuity", "mcp"]}
     assert parsed["mcp_servers"]["docs"]["command"] == "npx" and parsed["model"] == "o3"
     again = json.loads(invoke("mcp", "install", "--harness", "codex", "--json").stdout)
     assert again["changed"] is False and path.read_text() == text
@@ -113,7 +113,7 @@ def test_claude_user_install_honours_the_config_dir_and_the_file_s_shape(isolate
     assert doc["mcpServers"]["continuity"] == {
         "type": "stdio",
         "command": sys.executable,
-        "args": ["-m", "continuity", "mcp", "--harness", "claude"],
+        "args": ["-I", "-m", "continuity", "mcp", "--harness", "claude"],
     }
     assert os.stat(path).st_mode & 0o777 == 0o600
     assert mcpconfig.registrations("claude", None) == {"user": path}
@@ -218,3 +218,57 @@ def test_a_config_over_the_cap_is_refused_before_it_is_read(isolated_home: Path)
     result = invoke("mcp", "install", "--harness", "claude")
     assert result.exit_code == 5 and str(tunables.MCP_CONFIG_CAP_BYTES) in result.stderr
     assert path.stat().st_size == tunables.MCP_CONFIG_CAP_BYTES + 1
+
+
+# What a cloned repository can put at its top, where the client starts the server: the package's own
+# name, and modules the interpreter or the server imports after start-up.
+PLANTED = ("continuity/__init__.py", "continuity/__main__.py", "continuity.py", "json.py", "threading.py",
+           "pathlib.py", "selectors.py", "sitecustomize.py", "usercustomize.py", "encodings/__init__.py")  # fmt: skip
+
+
+@pytest.mark.parametrize(("harness", "scope"), [("codex", "user"), ("claude", "user"), ("codex", "project")])
+def test_the_registered_server_never_imports_from_the_repository_it_serves(
+    tmp_path: Path, harness: str, scope: str
+) -> None:
+    """The registered command, run as the client runs it (in the opened repository), answers the
+    handshake and runs none of the repository's modules, whatever name they take. The user-scope entry
+    is run with PYTHONPATH pointing at the repository too (isolated mode ignores it); the project
+    entry is the console script, run from this environment's folder of scripts."""
+    repo = tmp_path / "cloned"
+    marker = tmp_path / "ran"
+    for rel in PLANTED:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(f"open({str(marker)!r}, 'a').write({rel!r} + chr(10))\n", encoding="utf-8")
+    git(repo, "init", "-q")
+    entry = mcpconfig.wanted_entry(harness, scope)
+    command = entry["command"] if scope == "user" else str(Path(sys.executable).parent / entry["command"])
+    env = {**os.environ, "PYTHONPATH": str(repo)} if scope == "user" else os.environ
+    client = {"name": "t", "version": "1"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}}  # fmt: skip
+    done = subprocess.run(
+        [command, *entry["args"]], cwd=repo, input=json.dumps(hello) + "\n", capture_output=True,
+        text=True, timeout=60, check=False, env=env,
+    )  # fmt: skip
+    assert not marker.exists(), f"the repository's code ran: {marker.read_text()}"
+    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "continuity", done.stderr
+
+
+def test_an_entry_written_without_isolation_is_ours_rewritten_and_named_by_doctor(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_vault(tmp_path / "vault")
+    monkeypatch.setenv(connection.ENV_CONNECTION, str(connection_file(tmp_path / "connection.yaml", root)))
+    config = isolated_home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[mcp_servers.continuity]\ncommand = "{sys.executable}"\nargs = ["-m", "continuity", "mcp"]\n')
+    old = mcpconfig.entry_at("codex", config)
+    assert mcpconfig.is_ours(old) and mcpconfig.reads_the_working_folder(old)
+    doctor = {c["id"]: c for c in json.loads(invoke("doctor", "--json").stdout)["checks"]}
+    assert (
+        doctor["mcp.codex"]["level"] == "warn"
+        and "lifecycle mcp install --harness codex" in doctor["mcp.codex"]["message"]
+    )
+    invoke("mcp", "install", "--harness", "codex")
+    new = mcpconfig.entry_at("codex", config)
+    assert new["args"] == ["-I", "-m", "continuity", "mcp"] and not mcpconfig.reads_the_working_folder(new)

@@ -28,6 +28,13 @@ def checks(repo: Path | None, environ: Mapping[str, str]) -> list[Check]:
         elif "project" in places and shutil.which("lifecycle", path=environ.get("PATH")) is None:
             message = f"{places['project']} runs 'lifecycle mcp', but 'lifecycle' is not on PATH here"
             found.append(check(ident, "warn", message + "; install the package where the client finds it"))
+        elif places and mcpconfig.reads_the_working_folder(mcpconfig.entry_at(name, next(iter(places.values())))):
+            path = next(iter(places.values()))
+            message = (
+                f"{path} starts the server as 'python -m continuity mcp' without -I, which imports from the "
+                f"repository the client opened; run 'lifecycle mcp install --harness {name}' to rewrite it"
+            )
+            found.append(check(ident, "warn", message))
         elif places:
             scope, path = next(iter(places.items()))
             found.append(check(ident, "ok", f"{name} MCP server: registered at {scope} scope in {path}"))

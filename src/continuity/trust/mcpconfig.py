@@ -14,8 +14,13 @@ Where (checked against each client's documentation and source):
   repository's top level (Claude Code asks the person to approve a project server before first use).
 
 What runs. User scope is for every repository on this computer, so it names this interpreter by its
-absolute path with `-m continuity mcp`: the server then starts with exactly the package that wrote the
-entry, whatever is on PATH, as `hooks install` names `sys.executable` at user scope. Project files are
+absolute path with `-I -m continuity mcp`: the server then starts with exactly the package that wrote the
+entry, whatever is on PATH, as `hooks install` names `sys.executable` at user scope. `-I` is what makes
+that safe: the client starts the server in the repository the person opened, and a plain `-m` puts
+that folder first on `sys.path`, so a cloned repository holding a `continuity/` folder (or a `json.py`,
+or any module the server imports) at its top would run its own code there. Isolated mode leaves the
+working folder, `PYTHON*` variables and the user's site folder out of the path. An entry an earlier
+version wrote without `-I` is still ours (it is rewritten by the next install), and doctor says so. Project files are
 shared through Git, so they name no machine path: `lifecycle mcp`, the console script, which must be on
 the client's PATH (doctor says when it is not). Both clients start a stdio server in the session's
 working directory, where the server finds its connection as every command does, so no `cwd` is written.
@@ -68,10 +73,14 @@ def config_path(harness: str, scope: str, repo: Path | None) -> Path:
     return project_config_path(harness, repo)
 
 
+# Isolated mode for the interpreter a user-scope entry names (see "What runs" above).
+ISOLATED = ("-I",)
+
+
 def wanted_entry(harness: str, scope: str) -> dict[str, Any]:
     """Our server's entry for `harness` at `scope` (see the module docstring for why these commands)."""
     if scope == "user":
-        command, args = sys.executable, ["-m", "continuity", "mcp"]
+        command, args = sys.executable, [*ISOLATED, "-m", "continuity", "mcp"]
     else:
         command, args = "lifecycle", ["mcp"]
     if harness == CODEX:  # the server's default harness: whose startup receipts its meter counts
@@ -80,7 +89,7 @@ def wanted_entry(harness: str, scope: str) -> dict[str, Any]:
 
 
 def is_ours(entry: object) -> bool:
-    """An entry that runs `lifecycle mcp` or `python -m continuity mcp`."""
+    """An entry that runs `lifecycle mcp` or `python [-I] -m continuity mcp`."""
     if not isinstance(entry, dict):
         return False
     args = entry.get("args")
@@ -88,7 +97,28 @@ def is_ours(entry: object) -> bool:
     if not isinstance(args, list) or "mcp" not in args:
         return False
     before = args[: args.index("mcp")]
-    return (Path(command).stem == "lifecycle" and not before) or before == ["-m", "continuity"]
+    return (Path(command).stem == "lifecycle" and not before) or before in (
+        ["-m", "continuity"],
+        [*ISOLATED, "-m", "continuity"],
+    )
+
+
+def reads_the_working_folder(entry: object) -> bool:
+    """An entry of ours that an earlier version wrote as `python -m continuity mcp`, without `-I`: it puts
+    the repository the client opened first on the server's import path."""
+    if not is_ours(entry) or not isinstance(entry, dict):
+        return False
+    args = entry.get("args")
+    return isinstance(args, list) and args[: args.index("mcp")] == ["-m", "continuity"]
+
+
+def entry_at(harness: str, path: Path) -> Any:
+    """Our server's entry in `path` as plain data, or None when it cannot be read."""
+    try:
+        text = read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
+        return None if text is None else _plain(servers_of(harness, path, text).get(SERVER_NAME))
+    except (OSError, InputRejected, UsageError):
+        return None
 
 
 def _load_toml(path: Path, text: str) -> Any:

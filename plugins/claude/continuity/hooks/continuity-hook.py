@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "d65460aed87f0c12cf55164bcbdb1202c69b822b7eaed370a76ce9e11b16502d"
+STARTUP_SCRIPT_SHA256 = "823c9ce5322ae72edde39c33ed0635eec36db30ef94f5d7db2654c241ecc83cf"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
