@@ -84,7 +84,7 @@ PINNED_MODULES = {
     "continuity/hook/receipts.py": "f46d3f328cab817137f1e4fc495ca449b8b310619956880cf712ab1cb7fdf415",
     "continuity/hook/reexec.py": "b7a40e592430daf6bf61794d5b77af3862865f2289dfb2896adb5386f867d69d",
     "continuity/hook/run.py": "2dba25fed961c945df5a44f3c5e812ebf0cc05d6c7a535cd6534f92acc418215",
-    "continuity/hook/tool_events.py": "e9e8813ef8246920c05c2cffe2b25babe14003ffcadbd5b67410bd0fb05fdc8f",
+    "continuity/hook/tool_events.py": "b4420022256443c071919ab26cb3f61c70971ce1925bb2eed0016f8459536cd8",
     "continuity/hook/warm.py": "7cfbb46a8e8aaa425436f2924570f4f6609422425f3b2aeffec994763bc85d43",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
     "continuity/lightjson.py": "3c0c8cd5980e2904136b5dfd854420165333bbf5cdbeecdfc26958dfc8658985",

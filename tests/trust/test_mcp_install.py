@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -272,3 +273,39 @@ def test_an_entry_written_without_isolation_is_ours_rewritten_and_named_by_docto
     invoke("mcp", "install", "--harness", "codex")
     new = mcpconfig.entry_at("codex", config)
     assert new["args"] == ["-I", "-m", "continuity", "mcp"] and not mcpconfig.reads_the_working_folder(new)
+
+
+def test_a_package_only_pythonpath_holds_is_registered_with_safe_path_and_still_ignores_the_repository(
+    tmp_path: Path,
+) -> None:
+    """Isolated mode leaves PYTHONPATH and the user's site folder out, so a package found only there
+    (here: an interpreter with no continuity installed, given the package through PYTHONPATH) is
+    registered with `-P` (3.11+), which keeps the opened repository off the path and still starts."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = str(bare / "bin" / "python")
+    src = Path(mcpconfig.__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), sysconfig.get_paths()["purelib"]])}
+    code = (
+        "import json; from continuity.trust import mcpconfig as m; print(json.dumps(m.wanted_entry('codex', 'user')))"
+    )
+    chosen = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False)
+    if sys.version_info < (3, 11):
+        assert chosen.returncode != 0 and "install continuity with pipx or uv tool" in chosen.stderr
+        return
+    entry = json.loads(chosen.stdout)
+    assert entry == {"command": python, "args": ["-P", "-m", "continuity", "mcp"]}, chosen.stderr
+    assert mcpconfig.is_ours(entry) and not mcpconfig.reads_the_working_folder(entry)
+    repo, marker = tmp_path / "cloned", tmp_path / "ran"
+    for rel in PLANTED:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(f"open({str(marker)!r}, 'a').write({rel!r} + chr(10))\n", encoding="utf-8")
+    client = {"name": "t", "version": "1"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}}  # fmt: skip
+    done = subprocess.run(
+        [entry["command"], *entry["args"]], cwd=repo, input=json.dumps(hello) + "\n", capture_output=True,
+        text=True, timeout=60, check=False, env=env,
+    )  # fmt: skip
+    assert not marker.exists(), f"the repository's code ran: {marker.read_text()}"
+    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "continuity", done.stderr

@@ -114,7 +114,7 @@ def _subcommand(words: list[str]) -> str:
 def _memory_write(words: list[str]) -> bool:
     program = os.path.basename(words[0]) if words else ""
     args = words[1:]
-    if program.startswith("python") and args[:1] == ["-I"]:
+    if program.startswith("python") and args[:1] in (["-I"], ["-P"]):
         args = args[1:]
     if program.startswith("python") and args[:2] in (["-m", "continuity"], ["-m", "continuity.cli"]):
         program, args = "lifecycle", args[2:]

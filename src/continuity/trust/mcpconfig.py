@@ -20,7 +20,10 @@ that safe: the client starts the server in the repository the person opened, and
 that folder first on `sys.path`, so a cloned repository holding a `continuity/` folder (or a `json.py`,
 or any module the server imports) at its top would run its own code there. Isolated mode leaves the
 working folder, `PYTHON*` variables and the user's site folder out of the path. An entry an earlier
-version wrote without `-I` is still ours (it is rewritten by the next install), and doctor says so. Project files are
+version wrote without `-I` is still ours (it is rewritten by the next install), and doctor says so.
+Isolated mode also leaves out the user's site folder and PYTHONPATH: a package installed only there
+(`pip install --user`) is registered with `-P` instead, which leaves out the working folder alone
+(`path_flags`). Project files are
 shared through Git, so they name no machine path: `lifecycle mcp`, the console script, which must be on
 the client's PATH (doctor says when it is not). Both clients start a stdio server in the session's
 working directory, where the server finds its connection as every command does, so no `cwd` is written.
@@ -36,14 +39,17 @@ would start it twice), unless `both`.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import continuity
 from continuity import names, tunables
 from continuity.errors import InputRejected, UsageError
 from continuity.store import atomic
@@ -73,14 +79,45 @@ def config_path(harness: str, scope: str, repo: Path | None) -> Path:
     return project_config_path(harness, repo)
 
 
-# Isolated mode for the interpreter a user-scope entry names (see "What runs" above).
+# How a user-scope entry keeps the working folder off the server's path (see "What runs" above):
+# isolated mode, or, for a package only the user's site folder or PYTHONPATH holds, safe-path mode.
 ISOLATED = ("-I",)
+SAFE_PATH = ("-P",)  # Python 3.11 and later
+PATH_FLAGS = (ISOLATED, SAFE_PATH)
+_PROBE = "import continuity, os; print(os.path.dirname(os.path.abspath(continuity.__file__)))"
+
+
+@functools.cache
+def path_flags() -> tuple[str, ...]:
+    """The flags this interpreter runs the server with so that the opened repository is not on its path.
+
+    `-I` when this very package imports in isolated mode (a virtual environment, pipx, uv tool, the
+    system's site folder). Isolated mode leaves out the user's site folder and PYTHONPATH, so a package
+    found only there (`pip install --user`) gets `-P`, which leaves out the working folder alone; Python
+    3.10 has no `-P`, and such an install is refused there with what to do instead."""
+    here = os.path.dirname(os.path.abspath(continuity.__file__))
+    try:
+        probe = subprocess.run(
+            [sys.executable, *ISOLATED, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=False
+        )
+        found = probe.stdout.strip() if probe.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        found = ""
+    if found == here:
+        return ISOLATED
+    if sys.version_info >= (3, 11):
+        return SAFE_PATH
+    raise UsageError(
+        f"{sys.executable} -I cannot import continuity from {here} (the user's site folder or PYTHONPATH), and "
+        "Python 3.10 has no -P to keep the opened repository off the server's path; install continuity with "
+        "pipx or uv tool, or register the server with --scope project"
+    )
 
 
 def wanted_entry(harness: str, scope: str) -> dict[str, Any]:
     """Our server's entry for `harness` at `scope` (see the module docstring for why these commands)."""
     if scope == "user":
-        command, args = sys.executable, [*ISOLATED, "-m", "continuity", "mcp"]
+        command, args = sys.executable, [*path_flags(), "-m", "continuity", "mcp"]
     else:
         command, args = "lifecycle", ["mcp"]
     if harness == CODEX:  # the server's default harness: whose startup receipts its meter counts
@@ -99,7 +136,7 @@ def is_ours(entry: object) -> bool:
     before = args[: args.index("mcp")]
     return (Path(command).stem == "lifecycle" and not before) or before in (
         ["-m", "continuity"],
-        [*ISOLATED, "-m", "continuity"],
+        *([*flags, "-m", "continuity"] for flags in PATH_FLAGS),
     )
 
 

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "823c9ce5322ae72edde39c33ed0635eec36db30ef94f5d7db2654c241ecc83cf"
+STARTUP_SCRIPT_SHA256 = "45a6100e7ca9e290e46f95d629ad0c6db2158e5b10799299c3e97006ad0b95a5"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
