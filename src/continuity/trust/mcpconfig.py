@@ -110,7 +110,7 @@ def path_flags() -> tuple[str, ...]:
     raise UsageError(
         f"{sys.executable} -I cannot import continuity from {here} (the user's site folder or PYTHONPATH), and "
         "Python 3.10 has no -P to keep the opened repository off the server's path; install continuity with "
-        "pipx or uv tool, or register the server with --scope project"
+        "pipx or uv tool, or register the server for the project with 'lifecycle mcp install --scope project'"
     )
 
 
