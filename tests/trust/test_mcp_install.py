@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +228,25 @@ PLANTED = ("continuity/__init__.py", "continuity/__main__.py", "continuity.py", 
            "pathlib.py", "selectors.py", "sitecustomize.py", "usercustomize.py", "encodings/__init__.py")  # fmt: skip
 
 
+def assert_served_without_the_repositorys_code(command: list[str], tmp_path: Path, env: Mapping[str, str]) -> None:
+    """Run `command` as the client runs it, in a repository that plants a module under every name of
+    PLANTED: it answers the handshake, and none of the planted modules ran."""
+    repo, marker = tmp_path / "cloned", tmp_path / "ran"
+    for rel in PLANTED:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(f"open({str(marker)!r}, 'a').write({rel!r} + chr(10))\n", encoding="utf-8")
+    git(repo, "init", "-q")
+    client = {"name": "t", "version": "1"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}}  # fmt: skip
+    done = subprocess.run(
+        command, cwd=repo, input=json.dumps(hello) + "\n", capture_output=True, text=True, timeout=60,
+        check=False, env=dict(env),
+    )  # fmt: skip
+    assert not marker.exists(), f"the repository's code ran: {marker.read_text()}"
+    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "continuity", done.stderr
+
+
 @pytest.mark.parametrize(("harness", "scope"), [("codex", "user"), ("claude", "user"), ("codex", "project")])
 def test_the_registered_server_never_imports_from_the_repository_it_serves(
     tmp_path: Path, harness: str, scope: str
@@ -235,24 +255,10 @@ def test_the_registered_server_never_imports_from_the_repository_it_serves(
     handshake and runs none of the repository's modules, whatever name they take. The user-scope entry
     is run with PYTHONPATH pointing at the repository too (isolated mode ignores it); the project
     entry is the console script, run from this environment's folder of scripts."""
-    repo = tmp_path / "cloned"
-    marker = tmp_path / "ran"
-    for rel in PLANTED:
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(f"open({str(marker)!r}, 'a').write({rel!r} + chr(10))\n", encoding="utf-8")
-    git(repo, "init", "-q")
     entry = mcpconfig.wanted_entry(harness, scope)
     command = entry["command"] if scope == "user" else str(Path(sys.executable).parent / entry["command"])
-    env = {**os.environ, "PYTHONPATH": str(repo)} if scope == "user" else os.environ
-    client = {"name": "t", "version": "1"}
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}}  # fmt: skip
-    done = subprocess.run(
-        [command, *entry["args"]], cwd=repo, input=json.dumps(hello) + "\n", capture_output=True,
-        text=True, timeout=60, check=False, env=env,
-    )  # fmt: skip
-    assert not marker.exists(), f"the repository's code ran: {marker.read_text()}"
-    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "continuity", done.stderr
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "cloned")} if scope == "user" else os.environ
+    assert_served_without_the_repositorys_code([command, *entry["args"]], tmp_path, env)
 
 
 def test_an_entry_written_without_isolation_is_ours_rewritten_and_named_by_doctor(
@@ -296,16 +302,4 @@ def test_a_package_only_pythonpath_holds_is_registered_with_safe_path_and_still_
     entry = json.loads(chosen.stdout)
     assert entry == {"command": python, "args": ["-P", "-m", "continuity", "mcp"]}, chosen.stderr
     assert mcpconfig.is_ours(entry) and not mcpconfig.reads_the_working_folder(entry)
-    repo, marker = tmp_path / "cloned", tmp_path / "ran"
-    for rel in PLANTED:
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(f"open({str(marker)!r}, 'a').write({rel!r} + chr(10))\n", encoding="utf-8")
-    client = {"name": "t", "version": "1"}
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}}  # fmt: skip
-    done = subprocess.run(
-        [entry["command"], *entry["args"]], cwd=repo, input=json.dumps(hello) + "\n", capture_output=True,
-        text=True, timeout=60, check=False, env=env,
-    )  # fmt: skip
-    assert not marker.exists(), f"the repository's code ran: {marker.read_text()}"
-    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "continuity", done.stderr
+    assert_served_without_the_repositorys_code([entry["command"], *entry["args"]], tmp_path, env)

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
     from continuity.server.tool import Session
 
-START_EVENTS = names.START_EVENTS
-
 
 def _escaped_line(value: str) -> str:
     from continuity.brief.escape import escape_text
@@ -79,7 +77,7 @@ def recall(session: Session, args: dict[str, Any]) -> Outcome:
     "current handoff), exactly as the session-start hook would inject it. Use it once, at the start, "
     "only when no <private-memory> brief is already in context (clients without a session-start "
     "hook); it counts against the session's allowance. " + DATA_NOT_INSTRUCTIONS,
-    arguments({"event": choice(START_EVENTS, "SessionStart for a main task, SubagentStart inside a subagent.")}),
+    arguments({"event": choice(names.START_EVENTS, "SessionStart for a main task, SubagentStart inside a subagent.")}),
     read_only=True,
 )
 def brief(session: Session, args: dict[str, Any]) -> Outcome:

@@ -150,11 +150,11 @@ def reads_the_working_folder(entry: object) -> bool:
 
 
 def entry_at(harness: str, path: Path) -> Any:
-    """Our server's entry in `path` as plain data, or None when it cannot be read."""
+    """The entry named `continuity` in `path` as plain data; None when absent or not valid."""
     try:
         text = read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
         return None if text is None else _plain(servers_of(harness, path, text).get(SERVER_NAME))
-    except (OSError, InputRejected, UsageError):
+    except InputRejected:
         return None
 
 
@@ -192,11 +192,7 @@ def servers_of(harness: str, path: Path, text: str) -> Any:
 
 def registered(harness: str, path: Path) -> bool:
     """True when `path` registers our server; False when absent or unreadable."""
-    try:
-        text = read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
-        return text is not None and is_ours(_plain(servers_of(harness, path, text).get(SERVER_NAME)))
-    except InputRejected:
-        return False
+    return is_ours(entry_at(harness, path))
 
 
 def registrations(harness: str, repo: Path | None) -> dict[str, Path]:
