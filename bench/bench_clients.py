@@ -11,14 +11,17 @@ copies of this checkout, connected to one vault:
 * `bare`: no hooks and no MCP server (the checkout's hook files removed);
 * `hooks`: continuity's project hooks (Codex: `.codex/hooks.json`, trusted as `/hooks` would; Claude
   Code: `.claude/settings.json` from `lifecycle hooks install --scope project`);
-* `hooks + MCP`: the same, and `lifecycle mcp` registered (Codex: `[mcp_servers.continuity]` in
-  `config.toml`, as `lifecycle mcp install` writes it; Claude Code: the checkout's `.mcp.json`);
-* `hooks + floor server` (with `--floor`): the same hooks, and in place of `lifecycle mcp` a stand-in
+* `hooks + MCP`: the same, and the server registered (Codex: `[mcp_servers.continuity]` in
+  `config.toml` as `lifecycle setup codex` writes it by default, at user scope: this checkout's
+  interpreter running `python -I -m continuity mcp`; Claude Code: the checkout's `.mcp.json`, project
+  scope, `lifecycle mcp --harness claude`);
+* `hooks + floor server` (with `--floor`): the same hooks, and in place of the server a stand-in
   that answers the same handshake with the same tool list from a file, started with `python -I -S`
   and importing only `json`, `sys` and `time`: what any Python MCP server costs the client, so what
   is left between it and `hooks + MCP` is this server's own start;
-* `hooks + MCP, installed` (with `--installed`): `lifecycle mcp` from a wheel of this checkout in a
-  new virtual environment, as a person installs it, instead of the checkout's editable install;
+* `hooks + MCP, installed` (with `--installed`): the user-scope command, `python -I -m continuity
+  mcp`, with the interpreter of a new virtual environment that holds a wheel of this checkout, as a
+  person installs it (pipx), instead of the checkout's editable install;
 * `hooks + C server` and `bare + C server` (with `--floor`, when `cc` is there): the same stand-in
   with no interpreter at all, `bench/floor_server.c` compiled at bench time, so what is left between
   it and `hooks` (or `bare`) is what the client itself spends on any stdio MCP server, and between
@@ -61,7 +64,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from clients import CLAUDE, CODEX, Run, Site, install, missing_tools  # noqa: E402
 
+from continuity import names  # noqa: E402
 from continuity.server import catalog, protocol, stdio  # noqa: E402
+from continuity.trust import mcpconfig  # noqa: E402
 
 CONFIGS = ("bare", "hooks", "hooks + MCP")
 FLOOR = "hooks + floor server"
@@ -181,7 +186,8 @@ class Client:
         if self.name == "codex":
             self.site.register_codex_mcp_off()
             if config == "hooks + MCP":
-                self.site.register_codex_mcp()
+                entry = mcpconfig.wanted_entry(names.CODEX, "user")
+                self.site.register_codex_mcp(command=[entry["command"], *entry["args"]])
             elif config in self.stand_in:
                 self.site.register_codex_mcp(command=self.stand_in[config])
             argv = [str(self.exe), "exec", PROMPT]
@@ -203,7 +209,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--clients", default="codex,claude")
     parser.add_argument("--floor", action="store_true", help="also the stand-in servers that only answer")
-    parser.add_argument("--installed", action="store_true", help="also `lifecycle mcp` from a wheel install")
+    parser.add_argument("--installed", action="store_true", help="also the server from a wheel install")
     args = parser.parse_args()
     reason = missing_tools()
     if reason:
@@ -215,7 +221,7 @@ def main() -> None:
         site = Site(work)
         stand_in = stand_ins(work) if args.floor else {}
         if args.installed:
-            stand_in[INSTALLED] = [str(installed(work)), "mcp"]
+            stand_in[INSTALLED] = [str(installed(work)), "-I", "-m", "continuity", "mcp"]
         configs = (*CONFIGS, *stand_in)
         clients = [Client(name, site, stand_in) for name in names]
         times: dict[tuple[str, str], list[float]] = {(c.name, config): [] for c in clients for config in configs}
@@ -282,15 +288,13 @@ def report(
 
 
 def installed(work: Path) -> Path:
-    """`lifecycle` installed from this checkout as a person installs it: a wheel, in a new virtual
-    environment. The checkout's own environment holds the package editable, whose import hook (a
-    `.pth` file run at every interpreter start) imports pathlib, re and urllib before the server's
-    first line; a person's install has none of that."""
+    """The interpreter of a new virtual environment holding this checkout as a person installs it: a
+    wheel (the checkout's own environment holds it editable: a path line in a `.pth` file)."""
     venv = work / "installed"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, str(ROOT)], check=True, stderr=subprocess.DEVNULL)
-    return venv / "bin" / "lifecycle"
+    return venv / "bin" / "python"
 
 
 def milestones(run: Run, events: list[tuple[float, str, str]]) -> dict[str, float]:

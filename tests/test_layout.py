@@ -205,16 +205,15 @@ def test_the_layout_tree_names_every_package() -> None:
         assert f"{module}.py" in section
 
 
-def test_the_wheel_lists_every_package() -> None:
-    """pyproject names the packages one by one (the package data needs it), so a new folder left out
-    of that list imports in a checkout and fails only in a person's installed copy."""
+def test_the_wheel_takes_every_package_whole() -> None:
+    """pyproject puts src/continuity in the wheel as one folder, so a new sub-package cannot be left out
+    of a person's installed copy while it imports in a checkout (tests/e2e/test_installed.py installs
+    the wheel and imports every package from it)."""
     import tomllib
 
-    listed = set(
-        tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]
-    )
-    folders = {module_name(init) for init in PACKAGE.rglob("__init__.py")}
-    assert folders - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
+    wheel = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]["build"]
+    assert "src/continuity" in wheel["targets"]["wheel"]["only-include"]
+    assert wheel["targets"]["wheel"]["sources"]["src"] == ""
 
 
 # A docstring sentence that says where a module's (or a whole package's) imports sit: "… are imported

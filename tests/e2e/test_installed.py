@@ -85,6 +85,22 @@ def run_installed(installed: dict[str, Path], cwd: Path, *args: str, **env: str)
     )
 
 
+def test_every_package_of_the_checkout_imports_from_the_installed_copy(installed: dict[str, Path]) -> None:
+    """The wheel holds every sub-package and the three folders of data, and nothing is read from a checkout."""
+    packages = sorted(
+        ".".join(init.parent.relative_to(ROOT / "src").parts)
+        for init in (ROOT / "src" / "continuity").rglob("__init__.py")
+    )
+    code = "import importlib, sys\nfor name in sys.argv[1:]:\n    print(importlib.import_module(name).__file__)"
+    done = subprocess.run(
+        [str(installed["python"]), "-I", "-c", code, *packages], capture_output=True, text=True, timeout=120, check=True
+    )
+    files = done.stdout.split()
+    assert len(files) == len(packages) and all(Path(file).is_relative_to(installed["package"]) for file in files)
+    for folder, sample in (("_templates", "fact.md"), ("_vault_template", "10-project"), ("_scripts", "vault-sync.py")):
+        assert (installed["package"] / folder / sample).exists(), folder
+
+
 def test_the_wheel_carries_the_scripts_the_hooks_run(installed: dict[str, Path]) -> None:
     scripts = installed["package"] / "_scripts"
     for name in ("agent-startup-context.py", "artifactctl.py", "vault-sync.py"):

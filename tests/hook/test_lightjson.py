@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -79,3 +82,61 @@ def test_a_flat_object_is_written_as_json_writes_it(doc: dict[str, object]) -> N
 @pytest.mark.parametrize("doc", [{"a": 1.5}, {"a": [1]}, {"a": {"b": None}}, {1: "x"}, {"n": float("nan")}])
 def test_anything_else_is_written_by_json(doc: dict[str, object]) -> None:
     assert lightjson.dumps(doc) == json.dumps(doc)
+
+
+def test_a_broken_document_is_refused_as_json_refuses_it_before_json_is_imported() -> None:
+    """The C scanner finds `json.decoder`'s error class only once `json` is imported: in a fresh
+    interpreter (as the hook and the MCP server run), every broken document must still be refused with
+    `json`'s own error, never a SystemError."""
+    texts = ["{", '{"a"', '{"a":', '{"a":1', '{"a":1,', '{"a" 1}', "{1:2}", '{"a":{' * 3, "[1,", "[{", '{"a":[}']
+    program = (
+        "import sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from continuity import lightjson\n"
+        "texts = sys.argv[2:]\n"
+        "def outcome(read, text):\n"
+        "    try:\n"
+        "        return repr(read(text))\n"
+        "    except Exception as exc:\n"
+        "        return type(exc).__name__ + ': ' + str(exc)\n"
+        "assert 'json' not in sys.modules\n"
+        "ours = [outcome(lightjson.loads, text) for text in texts]\n"
+        "import json\n"
+        "theirs = [outcome(json.loads, text) for text in texts]\n"
+        "print(ours == theirs, ours, theirs)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", program, str(Path(lightjson.__file__).parents[1]), *texts],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.startswith("True"), done.stdout
+
+
+@settings(max_examples=400)
+@given(VALUES | st.tuples(VALUES, VALUES), st.booleans(), st.sampled_from([(", ", ": "), (",", ":")]))
+def test_every_json_value_is_written_as_json_writes_it(value: object, ascii: bool, separators: tuple[str, str]) -> None:
+    """Any text (lone surrogates included), numbers at their limits, NaN and the infinities, nesting."""
+    ours = lightjson.dumps(value, separators=separators, ensure_ascii=ascii)
+    assert ours == json.dumps(value, separators=separators, ensure_ascii=ascii)
+
+
+def test_what_it_does_not_write_itself_json_writes_or_refuses() -> None:
+    """Deep nesting, keys that are not strings, other objects, a circular list: `json`'s answer."""
+    circular: list[object] = []
+    circular.append(circular)
+    deep: object = 1
+    for _ in range(150):
+        deep = [deep]
+    for value in (deep, {1: "x", None: 2}, {"a": object()}, circular):
+        try:
+            expected: object = json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            expected = type(exc)
+        try:
+            ours: object = lightjson.dumps(value)
+        except (TypeError, ValueError) as exc:
+            ours = type(exc)
+        assert ours == expected

@@ -2,9 +2,11 @@
 
 Why not the official SDK: importing `mcp` costs about a second of CPU on a small computer (it loads
 its client, its server and two protocol revisions of pydantic models whatever is used), and a client
-waits for its servers at launch, so every session paid that second. This module imports only `json`
-and `re`, so the server answers `initialize` and `tools/list` a few tens of milliseconds after it is
-spawned; the SDK's own client is the conformance harness of the tests instead.
+waits for its servers at launch, so every session paid that second. This module reads and writes JSON
+with `lightjson` (`json`'s own C scanner and quoting, without importing `json` and `re`, which were
+half of the processor time the server spent before its first answers), so the server answers
+`initialize` and `tools/list` about 10 ms after it is spawned; the SDK's own client is the conformance
+harness of the tests instead.
 
 One message is one line of UTF-8 JSON (the stdio transport). `Protocol.receive` takes the bytes of
 one line and returns what to do: the answers to send now, and the tool calls to run. Every request
@@ -16,12 +18,11 @@ read and `null` when it cannot. Notifications (no id) never get one, as JSON-RPC
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterable, Iterator
+from continuity import lightjson
 
 TYPE_CHECKING = False  # nothing from `typing` at run time: see `stdio` on what loads before the first answer
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 JSONRPC = "2.0"
@@ -42,9 +43,7 @@ INTERNAL_ERROR = -32603
 MAX_DEPTH = 64
 # An id that can be read from a line too long to parse: the first `"id": value` in its first bytes.
 _ID_PREFIX_BYTES = 64 * 1024
-_ID_PATTERN = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\\r\n]|\\.){0,256}")')
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_ID_PATTERN = rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\\r\n]|\\.){0,256}")'
 
 
 class Reject(Exception):
@@ -101,10 +100,10 @@ def error(request_id: int | str | None, code: int, message: str, data: Any = Non
 def encode(message: dict[str, Any]) -> bytes:
     """One line of UTF-8 JSON; a message that cannot be encoded (it never should) becomes an error."""
     try:
-        return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        return (lightjson.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     except (UnicodeEncodeError, TypeError, ValueError):
         fallback = error(message.get("id"), INTERNAL_ERROR, "the answer could not be encoded as UTF-8 JSON")
-        return (json.dumps(fallback, ensure_ascii=True) + "\n").encode("ascii")
+        return (lightjson.dumps(fallback) + "\n").encode("ascii")
 
 
 def valid_id(value: object) -> bool:
@@ -113,12 +112,21 @@ def valid_id(value: object) -> bool:
 
 def _has_surrogate(value: object) -> bool:
     if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
+        return not value.isascii() and not _encodes(value)
     if isinstance(value, dict):
         return any(_has_surrogate(key) or _has_surrogate(item) for key, item in value.items())
     if isinstance(value, list):
         return any(_has_surrogate(item) for item in value)
     return False
+
+
+def _encodes(text: str) -> bool:
+    """False when `text` holds a lone surrogate: the only code points UTF-8 cannot encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _depth_capped(text: str) -> str:
@@ -147,19 +155,6 @@ def _depth_capped(text: str) -> str:
     return "".join(out)
 
 
-def _too_deep(text: str) -> bool:
-    """True when brackets outside strings nest deeper than MAX_DEPTH (strings are blanked first)."""
-    depth = 0
-    for char in re.sub(r'"(?:[^"\\]|\\.)*"', "", text):
-        if char in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return True
-        elif char in "]}":
-            depth -= 1
-    return False
-
-
 def _id_of(value: object) -> int | str | None:
     if isinstance(value, dict):
         found = value.get("id")
@@ -170,11 +165,13 @@ def _id_of(value: object) -> int | str | None:
 
 def id_in_prefix(line: bytes) -> int | str | None:
     """The id of a line that cannot be parsed whole (too long): the first `"id": …` in its first bytes."""
-    match = _ID_PATTERN.search(line[:_ID_PREFIX_BYTES])
+    import re  # only for a line over the cap: `re` is not loaded before the first answers
+
+    match = re.search(_ID_PATTERN, line[:_ID_PREFIX_BYTES])
     if match is None:
         return None
     try:
-        found = json.loads(match.group(1).decode("utf-8"))
+        found = lightjson.loads(match.group(1).decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
     return found if valid_id(found) and not _has_surrogate(found) else None
@@ -183,14 +180,15 @@ def id_in_prefix(line: bytes) -> int | str | None:
 def parse(line: bytes) -> tuple[Any, dict[str, Any] | None]:
     """The JSON value of one line, or None and the parse error to answer (with the id when readable)."""
     text = line.decode("utf-8", errors="surrogateescape")  # a bad byte becomes a lone surrogate
-    deep = text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(text)
+    capped = _depth_capped(text) if text.count("[") + text.count("{") > MAX_DEPTH else text
+    deep = capped != text  # something nested deeper than MAX_DEPTH was left out
     try:
-        value = json.loads(_depth_capped(text) if deep else text)
+        value = lightjson.loads(capped)
     except (ValueError, RecursionError):
         return None, error(None, PARSE_ERROR, "Parse error: not one JSON value")
     if deep:
         return None, error(_id_of(value), PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels")
-    maybe = _SURROGATE.search(text) is not None or _SURROGATE_ESCAPE.search(text) is not None
+    maybe = "\\u" in text or not text.isascii()  # a lone surrogate is escaped, or a byte that was not UTF-8
     if maybe and _has_surrogate(value):
         return None, error(_id_of(value), PARSE_ERROR, "Parse error: not valid UTF-8 (a lone surrogate)")
     return value, None

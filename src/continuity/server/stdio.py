@@ -7,11 +7,13 @@ never run; one cancelled while it runs finishes (a write is never cut in half) a
 as the protocol asks.
 
 Nothing is imported before the first answers that they do not need: the protocol and the catalog
-need `json`, `limits` and the tool declarations. The session (its meter, `datetime`, `pathlib`), the
-worker thread (`threading`) and the schema check load at the first `tools/call`, and each tool's
-handler imports what it needs (recall's index, the secret gate, YAML) when it first runs. A client
-waits for a server's handshake and tool list at its own launch, before its first model request, so
-every import moved past them is time no session waits for (`docs/mcp.md` has the figures).
+need `lightjson`, `limits` and the tool declarations. Signals are set through `_signal`, the C module
+that `signal` re-exports after wrapping its constants in enums: the wrapping and `enum` took 5 ms of
+processor time, a fifth of the server's start. The session (its meter, `datetime`, `pathlib`), the
+worker thread (`threading`, `collections`) and the schema check load at the first `tools/call`, and
+each tool's handler imports what it needs (recall's index, the secret gate, YAML) when it first runs.
+A client starts its servers during its own launch, so every processor millisecond moved past the
+first answers is one the client's launch does not share its cores with (`docs/mcp.md`).
 
 Ending. When the client closes stdin, the calls already received are run and answered, then the
 server exits 0. On SIGINT or SIGTERM (Claude Code sends SIGTERM at every session's end) it stops
@@ -27,21 +29,26 @@ from __future__ import annotations
 import _thread
 import os
 import select
-import signal
 import time
-from collections import deque
-from collections.abc import Iterator
 
 from continuity import __version__, tunables
 from continuity.server import catalog, protocol
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: see above
 if TYPE_CHECKING:
+    import signal as signals  # the same functions and numbers, as the type checker knows them
     import threading
+    from collections import deque
+    from collections.abc import Iterator
     from types import FrameType
     from typing import Any
 
     from continuity.server.session import Session
+else:
+    try:
+        import _signal as signals  # what `signal` re-exports, without its enums
+    except ImportError:  # pragma: no cover - CPython builds it in; another interpreter has `signal`
+        import signal as signals
 
 # What a client shows the model of the server itself (Codex: the namespace's description; Claude Code:
 # beside the tool names, which it may list without their descriptions until a ToolSearch loads them):
@@ -61,6 +68,8 @@ READ_CHUNK_BYTES = 64 * 1024
 class Transport:
     """One session over two file descriptors: the reading loop, the worker, and the way out."""
 
+    _queue: deque[protocol.Call]  # the calls not yet started, made with the worker
+
     def __init__(self, cwd: str, audience: str, harness: str, read_fd: int, write_fd: int) -> None:
         self.cwd, self.audience, self.harness = cwd, audience, harness
         self.started = time.time()  # the meter's start: the receipts of this session's brief are near it
@@ -71,7 +80,6 @@ class Transport:
         self._write_lock = _thread.allocate_lock()
         self._state: threading.Condition | None = None  # with the worker, at the first tool call
         self._worker: threading.Thread | None = None
-        self._queue: deque[protocol.Call] = deque()
         self._running: protocol.Call | None = None
         self._cancelled: set[int | str] = set()
         self._closing = False  # stdin ended: run what was received, then stop
@@ -82,11 +90,13 @@ class Transport:
     def _start_worker(self) -> threading.Condition:
         """The session and the worker thread, made at the first tool call."""
         import threading  # lazy: the first answers start no thread
+        from collections import deque  # lazy: `collections` is 2 ms of the start, and calls are queued only here
         from pathlib import Path  # lazy: keeps the first answers free of pathlib
 
         from continuity.server.session import new_session  # lazy: the first answers need no session
 
         self.session = new_session(Path(self.cwd), self.audience, self.harness, self.started)
+        self._queue = deque()
         self._state = threading.Condition()
         self._worker = threading.Thread(target=self._work, args=(self.session, self._state), daemon=True)
         self._worker.start()
@@ -214,10 +224,10 @@ def serve(cwd: str, audience: str, harness: str) -> None:
         wake_read, wake_write = os.pipe()
         os.set_blocking(wake_read, False)
         os.set_blocking(wake_write, False)
-        signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+        signals.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
         wake_fd = wake_read
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, transport.stop)
+        for signum in (signals.SIGINT, signals.SIGTERM):
+            signals.signal(signum, transport.stop)
     try:
         transport.run(wake_fd)
     finally:

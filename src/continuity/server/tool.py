@@ -14,12 +14,11 @@ it first runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from continuity.errors import TOOL_CALL, describe
 
 TYPE_CHECKING = False  # `typing` is not imported at run time (the tool list is answered without it)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any, Protocol
 

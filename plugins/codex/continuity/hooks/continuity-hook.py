@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "45a6100e7ca9e290e46f95d629ad0c6db2158e5b10799299c3e97006ad0b95a5"
+STARTUP_SCRIPT_SHA256 = "ec46e4ead3052b9ddab06fd6b51b6fe23cf4b3cc7222ca011a3cf7abb8431af9"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
