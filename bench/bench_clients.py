@@ -17,8 +17,9 @@ copies of this checkout, connected to one vault:
   scope, `lifecycle mcp --harness claude`);
 * `hooks + floor server` (with `--floor`): the same hooks, and in place of the server a stand-in
   that answers the same handshake with the same tool list from a file, started with `python -I -S`
-  and importing only `json`, `sys` and `time`: what any Python MCP server costs the client, so what
-  is left between it and `hooks + MCP` is this server's own start;
+  and importing nothing (it reads the id and the method without a JSON parser, as the C stand-in
+  does): what any Python MCP server costs the client, so what is left between it and `hooks + MCP`
+  is this server's own start;
 * `hooks + MCP, installed` (with `--installed`): the user-scope command, `python -I -m continuity
   mcp`, with the interpreter of a new virtual environment that holds a wheel of this checkout, as a
   person installs it (pipx), instead of the checkout's editable install;
@@ -27,7 +28,10 @@ copies of this checkout, connected to one vault:
   it and `hooks` (or `bare`) is what the client itself spends on any stdio MCP server, and between
   it and `hooks + floor server` the interpreter's start;
 * `hooks + C server, no tools` (with `--floor`, likewise): that stand-in listing no tools, so what is
-  left between it and `hooks + C server` is what the client spends on this server's tool list.
+  left between it and `hooks + C server` is what the client spends on this server's tool list;
+* `hooks + C server, 30 ms asleep first` and `hooks + C server, 30 ms of processor first` (with
+  `--floor`, likewise): the same stand-in, sleeping or spinning 30 ms before it starts, so the bench
+  tells a server that answers late from one that takes processor time while the client starts.
 
 The stand-ins record when they started and when each message came and went; with `--floor` a
 second table gives, since the client's launch, the medians of when the server was running, when
@@ -73,32 +77,50 @@ FLOOR = "hooks + floor server"
 C_FLOOR = "hooks + C server"
 BARE_C_FLOOR = "bare + C server"
 NO_TOOLS = "hooks + C server, no tools"
+ASLEEP = "hooks + C server, 30 ms asleep first"
+SPINNING = "hooks + C server, 30 ms of processor first"
 INSTALLED = "hooks + MCP, installed"
 FLOOR_SERVER = """
-import json, sys, time
-trace = open(sys.argv[2], "a")
+import sys, time
+trace = open(sys.argv[3], "a")
 def note(what, detail=""):
     trace.write(f"{time.time():.9f} {what} {detail}\\n")
     trace.flush()
+def token(line, key):  # the raw JSON token after "key", as the C stand-in reads it
+    at = line.find(key)
+    if at < 0:
+        return None
+    rest = line[at + len(key):].lstrip(" :")
+    if rest.startswith('"'):
+        return rest[: rest.index('"', 1) + 1]
+    ends = [end for end in (rest.find(stop) for stop in ",} ") if end >= 0]
+    return rest[: min(ends, default=len(rest))]
 note("start")
-answers = json.load(open(sys.argv[1]))
+initialize_rest, tools = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 for line in sys.stdin:
-    message = json.loads(line)
-    note("recv", json.dumps(message.get("method")))
-    if "id" not in message:
+    method = token(line, '"method"')
+    if method is None:
         continue
-    method = message.get("method")
-    if method in answers:
-        result = answers[method]
-        if method == "initialize":
-            offered = message["params"]["protocolVersion"]
-            result["protocolVersion"] = offered if offered in answers["versions"] else answers["versions"][-1]
-        reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    note("recv", method)
+    request_id = token(line, '"id"')
+    if request_id is None:
+        continue
+    if method == '"initialize"':
+        version = token(line, '"protocolVersion"') or '"2025-06-18"'
+        result = '{"protocolVersion":' + version + "," + initialize_rest
+    elif method == '"tools/list"':
+        result = tools
+    elif method == '"ping"':
+        result = "{}"
     else:
-        reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
-    sys.stdout.write(json.dumps(reply) + "\\n")
+        result = None
+    if result is None:
+        reply = '{"jsonrpc":"2.0","id":' + request_id + ',"error":{"code":-32601,"message":"Method not found"}}'
+    else:
+        reply = '{"jsonrpc":"2.0","id":' + request_id + ',"result":' + result + "}"
+    sys.stdout.write(reply + "\\n")
     sys.stdout.flush()
-    note("sent", json.dumps(method))
+    note("sent", method)
 """
 PROMPT = "say hi"
 RULES: list[dict[str, Any]] = [{"reply": {"text": "Hi."}}]
@@ -116,30 +138,30 @@ def offered_claude(run: Run) -> bool:
 
 def stand_ins(work: Path) -> dict[str, list[str]]:
     """The stand-in servers' commands (less the trace file each is given last), answering from files
-    that hold this server's own handshake and tool list: `python -I -S` on a script, and, when a C
-    compiler is there, `bench/floor_server.c` compiled into `work`."""
+    that hold this server's own handshake and tool list: `python -I -S` on a script that imports
+    nothing (it reads the id and the method as the C stand-in does), and, when a C compiler is there,
+    `bench/floor_server.c` compiled into `work`."""
     server = protocol.Protocol(stdio.SERVER_INFO, stdio.INSTRUCTIONS, catalog.listing, 1 << 20)
     start = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}'
     initialize = server.receive(start).answers[0]["result"]
     tools = server.receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}').answers[0]["result"]
-    answers = {"initialize": initialize, "tools/list": tools, "ping": {}}
-    answers["versions"] = list(protocol.SUPPORTED_PROTOCOL_VERSIONS)
+    # the initialize answer after its protocolVersion, which the stand-ins echo from the request
+    rest = json.dumps({key: value for key, value in initialize.items() if key != "protocolVersion"})[1:]
+    (work / "initialize.rest").write_text(rest, encoding="utf-8")
+    (work / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
     (work / "floor.py").write_text(FLOOR_SERVER, encoding="utf-8")
-    (work / "floor.json").write_text(json.dumps(answers), encoding="utf-8")
-    commands = {FLOOR: [sys.executable, "-I", "-S", str(work / "floor.py"), str(work / "floor.json")]}
+    answers = [str(work / "initialize.rest"), str(work / "tools.json")]
+    commands = {FLOOR: [sys.executable, "-I", "-S", str(work / "floor.py"), *answers]}
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         print("no C compiler: the stand-in without an interpreter is left out")
         return commands
     subprocess.run([compiler, "-O2", "-o", str(work / "floor"), str(ROOT / "bench" / "floor_server.c")], check=True)
-    # the initialize answer after its protocolVersion, which the C stand-in echoes from the request
-    rest = json.dumps({key: value for key, value in initialize.items() if key != "protocolVersion"})[1:]
-    (work / "initialize.rest").write_text(rest, encoding="utf-8")
-    (work / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
     command = [str(work / "floor"), str(work / "initialize.rest"), str(work / "tools.json")]
     (work / "no-tools.json").write_text(json.dumps({"tools": []}), encoding="utf-8")
     empty = [*command[:2], str(work / "no-tools.json")]
-    return {**commands, C_FLOOR: command, BARE_C_FLOOR: command, NO_TOOLS: empty}
+    asleep, spinning = [command[0], "--sleep-ms", "30", *command[1:]], [command[0], "--spin-ms", "30", *command[1:]]
+    return {**commands, C_FLOOR: command, BARE_C_FLOOR: command, NO_TOOLS: empty, ASLEEP: asleep, SPINNING: spinning}
 
 
 class Client:
@@ -273,7 +295,10 @@ def report(
     if INSTALLED in configs:
         cells = [f"{median(c.name, INSTALLED) / median(c.name, 'hooks'):.2f}x" for c in clients]
         print(f"| {INSTALLED} / hooks | " + " | ".join(cells) + " |")
-    pairs = ((INSTALLED, "hooks"), (FLOOR, "hooks"), (C_FLOOR, "hooks"), (NO_TOOLS, "hooks"), (BARE_C_FLOOR, "bare"))
+    pairs = (
+        (INSTALLED, "hooks"), (FLOOR, "hooks"), (C_FLOOR, "hooks"), (NO_TOOLS, "hooks"), (ASLEEP, "hooks"),
+        (SPINNING, "hooks"), (BARE_C_FLOOR, "bare"),
+    )  # fmt: skip
     for config, base in pairs:
         if config in configs:
             cells = [paired_cell(times[c.name, config], times[c.name, base]) for c in clients]

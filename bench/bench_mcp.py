@@ -10,6 +10,11 @@ Reported as medians, beside the bare interpreter (`python -I -S -c pass`) measur
   `notifications/initialized` and `tools/list` on its stdin at once (as Codex and Claude Code do), and
   time from the spawn to each answer's line on its stdout: what a client waits for. Target: at most
   100 ms;
+* `user entry`: the same for the command a user-scope registration runs (`python -I -m continuity
+  mcp`, what `lifecycle setup` writes by default);
+* `processor`: the processor time (user and system) of the whole server process for that handshake,
+  `lifecycle mcp` and the user entry, beside the bare interpreter's (`python -I -S`, reading the same
+  lines): what the server takes from the cores a client is starting on;
 * `imports`: a process that only imports what the server imports before it answers and leaves: the
   floor under `initialize`;
 * `recall in process`: the server's `recall` tool in process (`Session.call`, the handler the
@@ -33,6 +38,7 @@ import datetime as dt
 import hashlib
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -101,16 +107,26 @@ HANDSHAKE = b"".join(
 )  # fmt: skip
 
 
-def start_ms(repo: Path, repeat: int, *args: str) -> tuple[float, float]:
-    """Spawn to the `initialize` answer and to the `tools/list` answer (medians); the exit is not timed."""
+USER_ENTRY = [sys.executable, "-I", "-m", "continuity", "mcp"]
+BARE_READER = [
+    sys.executable, "-I", "-S", "-c",
+    "import sys; sys.stdin.readline(); print('{\"id\": 0}', flush=True); sys.stdin.readline(); "
+    "sys.stdin.readline(); print('{\"result\": {\"tools\": [1]}}', flush=True)",
+]  # fmt: skip
+
+
+def start_ms(repo: Path, repeat: int, argv: list[str]) -> tuple[float, float, float]:
+    """Spawn to the `initialize` answer and to the `tools/list` answer, and the processor time of the
+    whole process (medians); the exit is not timed."""
     initialize: list[float] = []
     listed: list[float] = []
+    processor: list[float] = []
     for n in range(repeat + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [str(LIFECYCLE), "mcp", *args], cwd=repo, env=server_env(),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            argv, cwd=repo, env=server_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(HANDSHAKE)
         proc.stdin.flush()
@@ -120,11 +136,14 @@ def start_ms(repo: Path, repeat: int, *args: str) -> tuple[float, float]:
         at_second = time.perf_counter()
         proc.stdin.close()
         proc.wait(timeout=30)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         assert json.loads(first)["id"] == 0 and json.loads(second)["result"]["tools"], (first, second)
         if n:  # the first spawn warms the file cache
             initialize.append(at_first - start)
             listed.append(at_second - start)
-    return statistics.median(initialize) * 1000, statistics.median(listed) * 1000
+            processor.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    medians = [statistics.median(samples) * 1000 for samples in (initialize, listed, processor)]
+    return medians[0], medians[1], medians[2]
 
 
 def round_trip_ms(repo: Path, repeat: int) -> float:
@@ -196,8 +215,8 @@ def main() -> None:
         bare = bare_ms(args.repeat)
         imports = imports_ms(args.repeat)
         print(
-            "notes | initialize | tools/list | tools/list/bare | imports | recall in process | no watcher"
-            " | search.recall | recall round trip | bare py"
+            "notes | initialize | tools/list | tools/list/bare | user entry | processor (lifecycle, user entry,"
+            " bare) | imports | recall in process | no watcher | search.recall | recall round trip | bare py"
         )
         for total in sizes:
             vault = work / f"vault-{total}"
@@ -205,11 +224,14 @@ def main() -> None:
             repo = checkout(work, vault)
             process = in_process_ms(repo, args.repeat)  # builds the index first (its warm-up)
             unwatched = in_process_ms(repo, args.repeat, watch=False)
-            initialize, start = start_ms(repo, args.repeat)
+            initialize, start, processor = start_ms(repo, args.repeat, [str(LIFECYCLE), "mcp"])
+            _, user_start, user_processor = start_ms(repo, args.repeat, USER_ENTRY)
+            _, _, bare_processor = start_ms(repo, args.repeat, BARE_READER)
             library = library_ms(vault, args.repeat)
             trip = round_trip_ms(repo, args.repeat)
             print(
-                f"{total:5d} | {initialize:10.1f} | {start:10.1f} | {start / bare:14.1f}x | {imports:7.1f} | "
+                f"{total:5d} | {initialize:10.1f} | {start:10.1f} | {start / bare:14.1f}x | {user_start:10.1f} | "
+                f"{processor:.1f}, {user_processor:.1f}, {bare_processor:.1f} | {imports:7.1f} | "
                 f"{process:17.2f} | {unwatched:10.2f} | {library:13.2f} | {trip:17.2f} | {bare:7.1f}"
             )
     finally:

@@ -1,7 +1,9 @@
 /* bench/bench_clients.py's stand-in MCP server with no interpreter: it answers `initialize` (echoing the
    offered protocol version), `tools/list` and `ping` from two files, every other request with
    "Method not found", one write(2) per answer; with a third argument it appends when it started and
-   when each message came and went to that file (CLOCK_REALTIME, the clock of the bench's log). */
+   when each message came and went to that file (CLOCK_REALTIME, the clock of the bench's log).
+   `--sleep-ms N` or `--spin-ms N` first: before anything else it sleeps N ms, or spends N ms of
+   processor time, so the bench can tell a server that starts late from one that takes the cores. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,28 @@ static void put(const char *text) {
     while (left) { ssize_t w = write(1, text, left); if (w <= 0) exit(0); text += w; left -= w; }
 }
 
+static void before_start(const char *how, long ms) {
+    if (!strcmp(how, "--sleep-ms")) {
+        struct timespec pause = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&pause, NULL);
+    } else if (!strcmp(how, "--spin-ms")) {
+        struct timespec from, now;
+        volatile unsigned long sum = 0;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &from);
+        do {
+            for (int i = 0; i < 10000; i++) sum += i;
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+        } while ((now.tv_sec - from.tv_sec) * 1000L + (now.tv_nsec - from.tv_nsec) / 1000000L < ms);
+    } else {
+        exit(2);
+    }
+}
+
 int main(int argc, char **argv) {
+    if (argc > 2 && !strncmp(argv[1], "--", 2)) {
+        before_start(argv[1], atol(argv[2]));
+        argc -= 2, argv += 2;
+    }
     if (argc < 3) return 2;
     if (argc > 3) trace = fopen(argv[3], "a");
     note("start", "");
