@@ -87,7 +87,7 @@ PINNED_MODULES = {
     "continuity/hook/tool_events.py": "b4420022256443c071919ab26cb3f61c70971ce1925bb2eed0016f8459536cd8",
     "continuity/hook/warm.py": "7cfbb46a8e8aaa425436f2924570f4f6609422425f3b2aeffec994763bc85d43",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/lightjson.py": "19b9de78bfd1d322af573c96c62fd963c21f8195e4aae7050f77bd11ffebcd1e",
+    "continuity/lightjson.py": "aac04aeb0450213ccd6e524ce4e1b22c5c9768751d44a27817722871203fa423",
     "continuity/limits.py": "810d9f345a397a41b38e6d4b7c015e36f395f618d0da128487f512353a8e15f4",
     "continuity/local/__init__.py": "94a86ffd997c3dcbf12bc862588619c9a2c780a41fee10a26d75f1863536bf82",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",

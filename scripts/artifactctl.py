@@ -50,7 +50,7 @@ PINNED_MODULES = {
     "continuity/__init__.py": "63f1acaf7230fbcfc07784a690a8aa8b7d17239e30182ccea9ccdcbe47cfb1e9",
     "continuity/errors.py": "d2009542e39bf3800d9916e6751ec817690f3bee0edbfbc70aea900953e7ad80",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/lightjson.py": "19b9de78bfd1d322af573c96c62fd963c21f8195e4aae7050f77bd11ffebcd1e",
+    "continuity/lightjson.py": "aac04aeb0450213ccd6e524ce4e1b22c5c9768751d44a27817722871203fa423",
     "continuity/limits.py": "810d9f345a397a41b38e6d4b7c015e36f395f618d0da128487f512353a8e15f4",
     "continuity/local/__init__.py": "94a86ffd997c3dcbf12bc862588619c9a2c780a41fee10a26d75f1863536bf82",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",

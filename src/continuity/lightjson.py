@@ -45,16 +45,16 @@ _scan = None if accelerator is None else accelerator.make_scanner(_Settings())  
 
 def loads(text: str | bytes) -> Any:
     """`json.loads(text)`: the same value, or the same error."""
-    if _scan is not None:
+    if _scan is not None and isinstance(text, (str, bytes)):
         try:
             doc = text if isinstance(text, str) else text.decode("utf-8")
             value, end = _scan(doc, len(doc) - len(doc.lstrip(_SPACE)))
             if not doc[end:].strip(_SPACE):
                 return value
         except (StopIteration, ValueError, SystemError):
-            # Not one whole JSON document in UTF-8: `json` says what it is. (The scanner words an error
-            # inside an object with `json.decoder`'s exception class, which it looks up only among the
-            # modules already imported: before `json` is, that error comes out as a SystemError.)
+            # Not one whole JSON document in UTF-8: `json` says what it is. (The scanner words the errors
+            # it finds itself with `json.decoder`'s exception class, which it looks up only among the
+            # modules already imported: before `json` is, such an error comes out as a SystemError.)
             pass
     import json  # only for what the scanner did not read
 
@@ -62,8 +62,8 @@ def loads(text: str | bytes) -> Any:
 
 
 _DEPTH = 100  # containers nested deeper are written by `json` (which also finds a circular one)
-_INFINITY = float("inf")
 _CONSTANTS = {None: "null", True: "true", False: "false"}
+_FLOAT_WORDS = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}  # float's own repr, as json writes it
 
 
 class _Unwritten(Exception):
@@ -93,13 +93,9 @@ def _write(value: object, out: list[str], quote: Any, separators: tuple[str, str
         out.append(_CONSTANTS[value])
     elif isinstance(value, int):
         out.append(int.__repr__(value))
-    elif isinstance(value, float):
-        if value != value:
-            out.append("NaN")
-        elif value in (_INFINITY, -_INFINITY):
-            out.append("Infinity" if value > 0 else "-Infinity")
-        else:
-            out.append(float.__repr__(value))
+    elif isinstance(value, float):  # float's own repr and value, whatever a subclass says of itself
+        text = float.__repr__(value)
+        out.append(_FLOAT_WORDS.get(text, text))
     elif depth >= _DEPTH:
         raise _Unwritten
     elif isinstance(value, dict):

@@ -2,9 +2,10 @@
 
 A wheel is built from a copy of this checkout and installed (`pip install --no-deps`) into a new
 virtual environment whose dependencies come from this test environment's site-packages (a `.pth`
-line; the editable install's own finder there is not activated, so `continuity` is the installed
-copy). The copy is then deleted: the hooks must still restore the brief. An upgrade is a changed
-installed script: the hook then refuses it until `hooks install` pins it again.
+line, which is not read as a site folder: the editable install's own `.pth` there is not processed,
+so `continuity` is the installed copy). The copy is then deleted: the hooks must still restore the
+brief. An upgrade is a changed installed script: the hook then refuses it until `hooks install` pins
+it again.
 """
 
 from __future__ import annotations

@@ -140,3 +140,27 @@ def test_what_it_does_not_write_itself_json_writes_or_refuses() -> None:
         except (TypeError, ValueError) as exc:
             ours = type(exc)
         assert ours == expected
+
+
+def test_subclasses_and_wrong_types_are_treated_as_json_treats_them() -> None:
+    """A float or str subclass is written by its value, not by what it says of itself; a document
+    that is neither text nor bytes is refused with json's TypeError."""
+
+    class Odd(float):
+        def __ne__(self, other: object) -> bool:
+            return True
+
+        def __repr__(self) -> str:
+            return "odd"
+
+    class Loud(str):
+        def __str__(self) -> str:
+            return "LOUD"
+
+    for value in ([Odd(1.5), Odd("nan")], {"k": Loud("quiet")}, {Loud("key"): 1}):
+        assert lightjson.dumps(value) == json.dumps(value)
+    for document in (None, 1, 1.5, ["[]"]):
+        with pytest.raises(TypeError):
+            lightjson.loads(document)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            json.loads(document)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "ec46e4ead3052b9ddab06fd6b51b6fe23cf4b3cc7222ca011a3cf7abb8431af9"
+STARTUP_SCRIPT_SHA256 = "451a0d1c463e046bc51d4401bd1624b997a7e81cf5d770354edf8ce0417c0cf2"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
