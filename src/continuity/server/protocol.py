@@ -5,7 +5,7 @@ its client, its server and two protocol revisions of pydantic models whatever is
 waits for its servers at launch, so every session paid that second. This module reads and writes JSON
 with `lightjson` (`json`'s own C scanner and quoting, without importing `json` and `re`, which were
 half of the processor time the server spent before its first answers), so the server answers
-`initialize` and `tools/list` about 10 ms after it is spawned; the SDK's own client is the conformance
+`initialize` and `tools/list` about 16 ms after it is spawned; the SDK's own client is the conformance
 harness of the tests instead.
 
 One message is one line of UTF-8 JSON (the stdio transport). `Protocol.receive` takes the bytes of
