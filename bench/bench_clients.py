@@ -68,9 +68,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from clients import CLAUDE, CODEX, Run, Site, install, missing_tools  # noqa: E402
 
-from continuity import names  # noqa: E402
 from continuity.server import catalog, protocol, stdio  # noqa: E402
-from continuity.trust import mcpconfig  # noqa: E402
 
 CONFIGS = ("bare", "hooks", "hooks + MCP")
 FLOOR = "hooks + floor server"
@@ -208,8 +206,7 @@ class Client:
         if self.name == "codex":
             self.site.register_codex_mcp_off()
             if config == "hooks + MCP":
-                entry = mcpconfig.wanted_entry(names.CODEX, "user")
-                self.site.register_codex_mcp(command=[entry["command"], *entry["args"]])
+                self.site.register_codex_mcp()
             elif config in self.stand_in:
                 self.site.register_codex_mcp(command=self.stand_in[config])
             argv = [str(self.exe), "exec", PROMPT]

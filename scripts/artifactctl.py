@@ -48,14 +48,14 @@ OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOC
 # BEGIN PINNED MODULES (written by `lifecycle hook pin`; edit the code, then run it again)
 PINNED_MODULES = {
     "continuity/__init__.py": "63f1acaf7230fbcfc07784a690a8aa8b7d17239e30182ccea9ccdcbe47cfb1e9",
-    "continuity/errors.py": "d2009542e39bf3800d9916e6751ec817690f3bee0edbfbc70aea900953e7ad80",
+    "continuity/errors.py": "9b04b4c3e41b17c3444742d9a6700bcbdfd3d99152bbca6cab826b51d7d42911",
     "continuity/ids.py": "fedcefe266dd1188462d058b0d9c1cf3e3eb467c0451d0bc8afcb9634beccdc8",
-    "continuity/lightjson.py": "aac04aeb0450213ccd6e524ce4e1b22c5c9768751d44a27817722871203fa423",
+    "continuity/lightjson.py": "7db96f64f53ce7fadf3fefc947ae6f3656dce2948195b8ffe441b89455e8c5ad",
     "continuity/limits.py": "810d9f345a397a41b38e6d4b7c015e36f395f618d0da128487f512353a8e15f4",
     "continuity/local/__init__.py": "94a86ffd997c3dcbf12bc862588619c9a2c780a41fee10a26d75f1863536bf82",
     "continuity/local/connection.py": "88e0675a1a8a01062168afe8cfa21fd3f017f047b21b7ac39629273336363093",
     "continuity/local/connfile.py": "e3e367faa2b6825ec14cc34f3037b89fcda36580cc271754bb9503a7326f36c3",
-    "continuity/local/made.py": "e54fb80b32f2732900dd3c4308219cf3c4c1c1b960b27d65aafbd573e6319b4b",
+    "continuity/local/made.py": "75294b9cadbaf47413b87a18117024f9bd46410305e71885bb93d25c6cfd1935",
     "continuity/local/made_lookup.py": "0584477761701bca4afb755c26fb72afe3423a7b09afc47ba0e5f32c192f94ae",
     "continuity/local/repo.py": "3c34b245df698a779854a3ec8c462ca35492cb615d420b08902a5db828238862",
     "continuity/local/userdirs.py": "d3b9fc915ff95ca9baea69be8a1b2c3a211835711d4476efdff046ba3cab2c59",
@@ -66,7 +66,7 @@ PINNED_MODULES = {
     "continuity/safeio.py": "5f56a3f108e6ec01f876dc9a1ef9c058633b8bf49001ac44c2c3e135587f7744",
     "continuity/store/__init__.py": "9841b369a22417fd9ac7f73976924575d1a23d80b914f0285686b15e1f03f655",
     "continuity/store/atomic.py": "76de5b4e2c6efb5b6f9b5d76be3cdc70729d576ceaf48c9253aaf7f891737768",
-    "continuity/vault/__init__.py": "29d74ea921e772288dfa5597a35ad4d814b98319e3034e66e5935e6ce0467e45",
+    "continuity/vault/__init__.py": "f280dca42e8bd942ea1bef2a3e10c4c00d2242be6816aeea887b3df63c72c5d9",
     "continuity/vault/access.py": "da66747d739c2d79e89b503230ff6fd7aab965f388bd9f5ce2d4a02137a4cfa6",
     "continuity/vault/layout.py": "8782d44f7ee03906786733069c6eaf5c578c35bff00ad3fd04bb10539c073093",
 }

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from conftest import write_connection
 
-from continuity import limits
-from continuity.brief import cache as startup_cache, render
+from continuity import limits, names
+from continuity.brief import cache as startup_cache
 from continuity.brief.render import Brief
 from continuity.local import connection
 from continuity.vault import registry
@@ -33,8 +33,8 @@ SCRIPT = ROOT / "scripts" / "agent-startup-context.py"
 PROJECT = "demo-app"
 DEVICE = "dev-a"
 OTHER_DEVICE = "dev-b"
-SESSION = render.SESSION_START
-SUBAGENT = render.SUBAGENT_START
+SESSION = names.SESSION_START
+SUBAGENT = names.SUBAGENT_START
 
 MARK = {
     "soul": "soulmarker",

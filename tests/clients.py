@@ -32,7 +32,8 @@ from typing import Any
 
 import mockmodel
 
-from continuity.trust import pin
+from continuity import names
+from continuity.trust import mcpconfig, pin
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -267,9 +268,11 @@ class Site:
     # --- the MCP server --------------------------------------------------------------------------------
 
     def register_codex_mcp(self, *args: str, command: list[str] | None = None) -> None:
-        """`[mcp_servers.continuity]` in Codex's config.toml: `lifecycle mcp ARGS` (or `command`, a whole
-        argv: bench/bench_clients.py's stand-in), started in the session's folder."""
-        argv = command or [str(BIN / "lifecycle"), "mcp", *args]
+        """`[mcp_servers.continuity]` in Codex's config.toml as `lifecycle setup codex` writes it by
+        default (user scope: this interpreter running `python -I -m continuity mcp ARGS`), or `command`,
+        a whole argv (bench/bench_clients.py's stand-ins); Codex starts it in the session's folder."""
+        entry = mcpconfig.wanted_entry(names.CODEX, "user")
+        argv = command or [entry["command"], *entry["args"], *args]
         self._codex_mcp = [
             "",
             "[mcp_servers.continuity]",

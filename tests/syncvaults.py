@@ -9,7 +9,7 @@ from pathlib import Path
 
 from continuity.store import onboard
 from continuity.sync import engine
-from continuity.vault import layout, registry
+from continuity.vault import layout, registry, resources
 
 FAKE_TOKEN_PREFIX = "AKIA"
 
@@ -27,7 +27,7 @@ def bare_remote(tmp_path: Path, name: str = "remote.git") -> Path:
 
 def new_vault(path: Path, device: str) -> Path:
     """A fresh vault from the template, with this device's folder (what `init --new` creates)."""
-    onboard.copy_template(onboard.resource_dir("vault-template"), path)
+    onboard.copy_template(resources.resource_dir("vault-template"), path)
     for rel in (*layout.ALL_DIRS, layout.device_dir(device) + "/notes"):
         (path / rel).mkdir(parents=True, exist_ok=True)
     (path / registry.DEVICE.at(device=device)).write_text(

@@ -122,6 +122,15 @@ def message(exc: BaseException, surface: Surface) -> str:
     return str(exc)
 
 
+def trace() -> None:
+    """The traceback of the failure being handled, on stderr, when CONTINUITY_DEBUG=1 asks for it:
+    every surface prints one there and nowhere else."""
+    if os.environ.get("CONTINUITY_DEBUG") == "1":
+        import traceback  # lazy: only a debugging run prints one
+
+        traceback.print_exc()
+
+
 def describe(exc: BaseException, surface: Surface, label: str = "lifecycle") -> tuple[str, int]:
     """The one error line (`label: error: …`) and exit code of any failure, ours, the system's or a bug."""
     if isinstance(exc, ContinuityError):

@@ -47,15 +47,15 @@ from briefkit import (
 from conftest import git, use_connection
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import limits, names
 from continuity.brief import build, render, sources
 from continuity.cli import app
 from continuity.memory import handoff
 from continuity.vault import registry
 
 # Each event's sources, in the brief's order and in the order they are left out under a ceiling.
-SHOWN = {event: registry.names(registry.shown_in(event)) for event in render.EVENTS}
-LEFT_OUT = {event: registry.names(registry.left_out_order(event)) for event in render.EVENTS}
+SHOWN = {event: registry.names(registry.shown_in(event)) for event in names.START_EVENTS}
+LEFT_OUT = {event: registry.names(registry.left_out_order(event)) for event in names.START_EVENTS}
 SOURCE_KEYS = {"name", "path", "bytes", "sha256", "included", "reason"}
 TOP_KEYS = {
     "version",
@@ -110,7 +110,7 @@ def test_case_status_and_reasons(vault: Path, case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-@pytest.mark.parametrize("harness", render.HARNESSES)
+@pytest.mark.parametrize("harness", names.HARNESSES)
 def test_case_subagent_never_carries_soul_or_preferences(vault: Path, case: Case, harness: str) -> None:
     case.mutate(vault)
     brief = cold_brief(vault, SUBAGENT, harness)
@@ -304,8 +304,8 @@ def test_loading_changes_nothing_in_the_vault(repo: Path, vault: Path, monkeypat
     before = snapshot(vault)
     connect(repo, vault)
     use_connection(monkeypatch, repo)
-    for event in render.EVENTS:
-        for harness in render.HARNESSES:
+    for event in names.START_EVENTS:
+        for harness in names.HARNESSES:
             for fmt in ("text", "json"):
                 cli_render("--event", event, "--harness", harness, "--format", fmt)
                 cli_render("--event", event, "--harness", harness, "--format", fmt)  # the warm path too
@@ -646,7 +646,7 @@ def test_claude_character_limit_leaves_out_in_order(vault: Path) -> None:
 def test_json_keys_are_pinned(vault: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     connect(repo, vault)
     use_connection(monkeypatch, repo)
-    for event in render.EVENTS:
+    for event in names.START_EVENTS:
         code, doc = render_json("--event", event)
         assert code == 0
         assert set(doc) == TOP_KEYS
@@ -698,12 +698,12 @@ def test_figures_bytes_chars_tokens(vault: Path, repo: Path, monkeypatch: pytest
 
 
 def test_brief_is_deterministic(vault: Path, tmp_path: Path) -> None:
-    first = {(e, h): cold_brief(vault, e, h).text for e in render.EVENTS for h in render.HARNESSES}
+    first = {(e, h): cold_brief(vault, e, h).text for e in names.START_EVENTS for h in names.HARNESSES}
     copy = tmp_path / "copy"
     make_vault(copy)  # another vault with the same content, written at another time
-    second = {(e, h): cold_brief(copy, e, h).text for e in render.EVENTS for h in render.HARNESSES}
+    second = {(e, h): cold_brief(copy, e, h).text for e in names.START_EVENTS for h in names.HARNESSES}
     assert first == second
-    assert first == {(e, h): cold_brief(vault, e, h).text for e in render.EVENTS for h in render.HARNESSES}
+    assert first == {(e, h): cold_brief(vault, e, h).text for e in names.START_EVENTS for h in names.HARNESSES}
 
 
 # ---------------------------------------------------------------------------------- render command
@@ -740,7 +740,7 @@ def test_unreachable_vault_is_unavailable_without_private_content(
     use_connection(monkeypatch, repo)
     assert cli_render()[0] == 0  # warm the cache first: it must not outlive the vault
     vault.rename(vault.with_name("unmounted"))
-    for event in render.EVENTS:
+    for event in names.START_EVENTS:
         code, doc = render_json("--event", event)
         assert code == 3
         assert doc["status"] == "unavailable"
@@ -759,8 +759,8 @@ def test_vault_path_that_is_a_file_is_unavailable(tmp_path: Path, repo: Path, mo
     assert cli_render()[0] == 3
 
 
-@pytest.mark.parametrize("event", render.EVENTS)
-@pytest.mark.parametrize("harness", render.HARNESSES)
+@pytest.mark.parametrize("event", names.START_EVENTS)
+@pytest.mark.parametrize("harness", names.HARNESSES)
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_lifecycle_render_and_script_render_print_the_same(
     vault: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, event: str, harness: str, fmt: str

@@ -43,8 +43,8 @@ from briefkit import (
     write,
 )
 
-from continuity import limits
-from continuity.brief import cache as startup_cache, envelope, record, render, sources
+from continuity import limits, names
+from continuity.brief import cache as startup_cache, envelope, record, sources
 from continuity.brief.render import Brief
 from continuity.hook import run
 from continuity.hook.warm import parse_payload, serve
@@ -149,8 +149,8 @@ def test_every_case_command_line_warm_equals_uncached(
     vault: Path, conn: connection.Connection, case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     case.mutate(vault)
-    for event in render.EVENTS:
-        for harness in render.HARNESSES:
+    for event in names.START_EVENTS:
+        for harness in names.HARNESSES:
             expected = uncached(vault, conn, event, harness, monkeypatch)
             first = startup_cache.brief_for(vault, conn, event, harness)  # a miss: computes and stores
             hit = warm(vault, conn, event, harness, monkeypatch)
@@ -159,7 +159,7 @@ def test_every_case_command_line_warm_equals_uncached(
             assert [(s.name, s.reason, s.notice) for s in hit.sources] == [
                 (s.name, s.reason, s.notice) for s in expected.sources
             ]
-    assert len(records()) == len(render.EVENTS) * len(render.HARNESSES)
+    assert len(records()) == len(names.START_EVENTS) * len(names.HARNESSES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -167,8 +167,8 @@ def test_every_case_hook_warm_path_equals_uncached(
     vault: Path, case: Case, hooks: Hook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     case.mutate(vault)
-    for event in render.EVENTS:
-        for harness in render.HARNESSES:
+    for event in names.START_EVENTS:
+        for harness in names.HARNESSES:
             assert hooks.serve(event, harness) is None  # nothing recorded yet
             expected = hooks.cold(event, harness, no_cache=True)
             assert hooks.serve(event, harness) is None  # the cache off leaves no record
@@ -191,7 +191,7 @@ def test_no_cache_setting_writes_nothing(
     vault: Path, conn: connection.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CONTINUITY_NO_CACHE", "1")
-    for event in render.EVENTS:
+    for event in names.START_EVENTS:
         startup_cache.brief_for(vault, conn, event, "codex")
     assert records() == []
 
@@ -209,7 +209,7 @@ def test_cache_lives_outside_the_vault_and_never_writes_it(
 ) -> None:
     before = snapshot(vault)
     for _ in range(2):
-        for event in render.EVENTS:
+        for event in names.START_EVENTS:
             startup_cache.brief_for(vault, conn, event, "codex")
             hooks.cold(event)
             hooks.serve(event)

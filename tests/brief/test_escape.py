@@ -34,7 +34,7 @@ from briefkit import (
 )
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from continuity import limits
+from continuity import limits, names
 from continuity.brief import escape, render, sources
 from continuity.brief.render import Brief
 from continuity.vault import registry
@@ -524,8 +524,8 @@ def check_property(brief: Brief) -> None:
 @PROPERTY
 @given(
     texts=st.dictionaries(st.sampled_from(SOURCE_NAMES), any_text),
-    event=st.sampled_from(render.EVENTS),
-    harness=st.sampled_from(render.HARNESSES),
+    event=st.sampled_from(names.START_EVENTS),
+    harness=st.sampled_from(names.HARNESSES),
 )
 def test_property_any_text_in_any_source(texts: dict[str, str], event: str, harness: str) -> None:
     check_property(brief_from(texts, event=event, harness=harness))
@@ -558,7 +558,7 @@ def test_property_any_bytes_as_a_whole_source(body: bytes, name: str) -> None:
 
 
 @PROPERTY
-@given(value=any_text, harness=st.sampled_from(render.HARNESSES))
+@given(value=any_text, harness=st.sampled_from(names.HARNESSES))
 def test_property_any_frontmatter_value(value: str, harness: str) -> None:
     handoff = handoff_note(extra_meta={"commit": value}).replace(f'device: "{DEVICE}"', f"device: {json.dumps(value)}")
     check_property(brief_from(handoff=handoff, harness=harness))
@@ -572,7 +572,7 @@ file_names = st.text(
 
 
 @PROPERTY
-@given(name=file_names, event=st.sampled_from(render.EVENTS))
+@given(name=file_names, event=st.sampled_from(names.START_EVENTS))
 def test_property_any_handoff_file_name(name: str, event: str) -> None:
     check_property(brief_from(handoff_rel=f"20-state/handoffs/{name}.md", event=event))
 
@@ -581,8 +581,8 @@ def test_property_any_handoff_file_name(name: str, event: str) -> None:
 @given(
     size=st.integers(min_value=0, max_value=limits.SOUL_CAP_BYTES - 512),
     ch=st.sampled_from(["a ", "\u00e9", "\u6f22", "\U0001f600", "<", "\x00"]),
-    event=st.sampled_from(render.EVENTS),
-    harness=st.sampled_from(render.HARNESSES),
+    event=st.sampled_from(names.START_EVENTS),
+    harness=st.sampled_from(names.HARNESSES),
 )
 def test_property_size_never_passes_the_ceilings(size: int, ch: str, event: str, harness: str) -> None:
     """A brief of any length and byte width stays within both ceilings, leaving out whole sources."""

@@ -32,7 +32,7 @@ from briefkit import (
 from conftest import git, use_connection, write_connection
 from typer.testing import CliRunner
 
-from continuity import limits, tunables
+from continuity import limits, names, tunables
 from continuity.brief import render
 from continuity.cli import app
 from continuity.hook import entry, reexec
@@ -132,8 +132,8 @@ def connected(repo: Path, vault: Path) -> Path:
 # ------------------------------------------------------------------------------------------ shape
 
 
-@pytest.mark.parametrize("harness", render.HARNESSES)
-@pytest.mark.parametrize("event", render.EVENTS)
+@pytest.mark.parametrize("harness", names.HARNESSES)
+@pytest.mark.parametrize("event", names.START_EVENTS)
 def test_hook_prints_exactly_the_documented_shape(
     connected: Path, harness: str, event: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,7 +154,7 @@ def test_every_session_start_source_gets_the_brief(connected: Path, source: str)
 
 
 def test_subagent_start_never_carries_soul_or_preferences(connected: Path) -> None:
-    for harness in render.HARNESSES:
+    for harness in names.HARNESSES:
         context = context_of(run_hook(payload(connected, "SubagentStart", harness), harness), "SubagentStart")
         assert MARK["project"] in context and MARK["device"] in context and MARK["handoff"] in context
         assert MARK["soul"] not in context and MARK["preferences"] not in context
@@ -167,7 +167,7 @@ def test_hook_output_is_ascii_json_even_for_unicode_notes(connected: Path, vault
     assert "caf\u00e9 \U0001f600 \u6f22\u5b57" in context_of(proc)
 
 
-@pytest.mark.parametrize("event", render.EVENTS)
+@pytest.mark.parametrize("event", names.START_EVENTS)
 def test_within_codex_context_limit_and_claude_characters(connected: Path, vault: Path, event: str) -> None:
     big = printable_ascii(limits.SESSION_START_CEILING_BYTES)
     for name in ("soul", "project", "device"):
@@ -196,7 +196,7 @@ def test_unconnected_repository_gets_no_output(repo: Path) -> None:
 def test_directory_outside_any_repository_gets_no_output(tmp_path: Path) -> None:
     folder = tmp_path / "plain"
     folder.mkdir()
-    for event in render.EVENTS:
+    for event in names.START_EVENTS:
         proc = run_hook(payload(folder, event))
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
 
@@ -331,8 +331,8 @@ def test_disagreeing_siblings_give_an_unavailable_brief_that_says_so(repo: Path,
 def test_unreachable_vault_says_private_memory_was_not_restored(connected: Path, vault: Path) -> None:
     assert MARK["soul"] in context_of(run_hook(payload(connected)))  # a warm cache must not outlive it
     vault.rename(vault.with_name("unmounted"))
-    for event in render.EVENTS:
-        for harness in render.HARNESSES:
+    for event in names.START_EVENTS:
+        for harness in names.HARNESSES:
             context = context_of(run_hook(payload(connected, event, harness), harness), event)
             assert context.startswith(f'<private-memory event="{event}" status="unavailable">')
             assert "Private memory was not restored" in context
@@ -458,7 +458,7 @@ def test_warm_cache_serves_even_without_the_dependencies(connected: Path, no_dep
 def test_import_failure_injects_a_notice_when_no_other_python_is_named(
     connected: Path, no_dependencies: dict[str, str]
 ) -> None:
-    for event in render.EVENTS:
+    for event in names.START_EVENTS:
         context = context_of(run_hook(payload(connected, event), env=no_dependencies), event)
         assert context.startswith(f'<private-memory event="{event}" status="unavailable">')
         assert "not restored" in context and "could not import" in context

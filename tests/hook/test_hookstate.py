@@ -17,7 +17,7 @@ import pytest
 from conftest import use_connection, write_connection
 from typer.testing import CliRunner
 
-from continuity import limits
+from continuity import limits, names
 from continuity.brief import build, render
 from continuity.brief.render import SourceView
 from continuity.cli import app
@@ -56,7 +56,7 @@ def stop(cwd: Path, turn: str | None = "t1", active: bool = False) -> str:
     return nudge.handle(event("Stop", cwd, **extra), "codex")
 
 
-def brief(event_name: str = render.SESSION_START, body: str = "remember this", harness: str = "codex") -> render.Brief:
+def brief(event_name: str = names.SESSION_START, body: str = "remember this", harness: str = "codex") -> render.Brief:
     view = SourceView("project", "10-project/demo/PROJECT.md", len(body), "0" * 64, True, None, body)
     return render.render(event_name, harness, [view])
 
@@ -91,7 +91,7 @@ def test_the_note_needs_the_flag_and_a_compact_start(tmp_path: Path) -> None:
     nudge.handle(event("PreCompact", tmp_path, trigger="manual"), "codex")
     for source in ("startup", "resume", "clear"):
         assert hookstate.after_start(event("SessionStart", tmp_path, source=source), plain, "codex") == plain
-    sub = brief(render.SUBAGENT_START)
+    sub = brief(names.SUBAGENT_START)
     assert hookstate.after_start(event("SubagentStart", tmp_path, agent_type="w"), sub, "codex") == sub
     assert hookstate.load(str(state_file())).compact_pending  # still waiting for the compact start
 
@@ -102,7 +102,7 @@ def test_the_note_never_pushes_a_brief_past_its_ceiling(tmp_path: Path) -> None:
     assert full.status == "restored" and render.fits(full.text, full.event, "codex")
     nudge.handle(event("PreCompact", tmp_path), "codex")
     assert hookstate.after_start(event("SessionStart", tmp_path, source="compact"), full, "codex") == full
-    unavailable = render.unavailable(render.SESSION_START, "codex", "test")
+    unavailable = render.unavailable(names.SESSION_START, "codex", "test")
     nudge.handle(event("PreCompact", tmp_path), "codex")
     assert hookstate.after_start(event("SessionStart", tmp_path, source="compact"), unavailable, "codex") == unavailable
 
@@ -248,7 +248,7 @@ def test_receipts_record_the_last_delivery_per_harness_and_event(tmp_path: Path)
     first, second = brief(body="one"), brief(body="two")
     receipts.record(first, "startup", repo, False, now=1_000)
     receipts.record(second, "compact", repo, True, now=2_000)
-    receipts.record(brief(render.SUBAGENT_START, harness="claude"), None, repo, False, now=3_000)
+    receipts.record(brief(names.SUBAGENT_START, harness="claude"), None, repo, False, now=3_000)
     receipts.record(brief(body="elsewhere"), "startup", tmp_path / "other", False, now=4_000)
     mine = receipts.last_deliveries(repo)
     assert [(d["harness"], d["event"]) for d in mine] == [("claude", "SubagentStart"), ("codex", "SessionStart")]
@@ -328,7 +328,7 @@ def test_render_explain_lists_sources_and_compares_with_the_last_delivery(
     assert lines[0] == "event SessionStart, harness codex: status restored"
     assert any(line.split()[:2] == ["soul", "included"] and "sha256" in line for line in lines)
     assert any(line.split()[:4] == ["handoff", "left", "out", "(missing)"] for line in lines)
-    built = build.build(repo, render.SESSION_START, "codex")
+    built = build.build(repo, names.SESSION_START, "codex")
     assert built is not None
     now = hookstate.after_start(event("SessionStart", repo, source="startup"), built, "codex")
     after = CliRunner().invoke(app, ["render", "--explain"]).output

@@ -15,8 +15,7 @@ from briefkit import ROOT, snapshot
 from conftest import git, use_connection
 from typer.testing import CliRunner, Result
 
-from continuity import ids
-from continuity.brief import render
+from continuity import ids, names
 from continuity.cli import app
 from continuity.local import connection
 from continuity.vault import layout, notes, registry
@@ -96,7 +95,7 @@ def test_init_new_creates_vault_and_connection(here: Path, new_vault: Path) -> N
 def test_a_new_vault_renders_restored_with_its_unfilled_profiles_named(here: Path, new_vault: Path) -> None:
     """The profiles init makes hold only template text: left out as not filled in yet, yet nothing was withheld."""
     assert lifecycle("init", "--vault", str(new_vault), "--new", "--device", "laptop").exit_code == 0
-    for event in render.EVENTS:
+    for event in names.START_EVENTS:
         result = lifecycle("render", "--event", event, "--format", "json")
         doc = json.loads(result.stdout)
         assert result.exit_code == 0, doc["notices"]

@@ -248,8 +248,9 @@ def mcp_call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
 def test_codex_calls_the_recall_tool_and_the_model_gets_the_note_wrapped_then_the_notice(
     site: Site, codex: Path
 ) -> None:
-    """The server registered in config.toml: a recall through it reaches the model wrapped, and past the
-    session's allowance the model gets the notice instead of notes.
+    """The server registered in config.toml as `setup codex` writes it (user scope: `python -I -m
+    continuity mcp`): a recall through it reaches the model wrapped, and past the session's allowance
+    the model gets the notice instead of notes.
 
     Codex waits for its optional MCP servers up to its shared startup grace (1 s by default) before the
     first request; the server answers its handshake in tens of milliseconds, so the very first request

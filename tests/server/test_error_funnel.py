@@ -230,6 +230,14 @@ def test_no_tool_refusal_names_a_flag(checkout: Path, tool: str, data: st.DataOb
         assert "--" not in QUOTED.sub("", outcome.text), (tool, args, outcome.text)
 
 
+@pytest.mark.parametrize("tool", [tool.name for tool in catalog.TOOLS])
+def test_every_tool_refuses_an_argument_it_does_not_take_without_a_flag(checkout: Path, tool: str) -> None:
+    """The refusal branch of the generated test above, taken for certain by every tool."""
+    outcome = session_in(checkout).call(tool, {"approve": True})
+    assert outcome.is_error and outcome.text.startswith("lifecycle: error: "), outcome.text
+    assert "approve" in outcome.text and "--" not in QUOTED.sub("", outcome.text), outcome.text
+
+
 def test_the_same_refusal_in_each_surfaces_words(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The library's own check speaks through both: the schema lets a title of control characters
     through, and `writer.clean_line` refuses it, naming `--title` or `title`."""

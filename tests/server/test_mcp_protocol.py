@@ -252,7 +252,8 @@ def test_a_signal_ends_the_server_with_exit_0_while_stdin_stays_open(repo: Path,
         assert b"Traceback" not in errors and b"Error" not in errors, errors
 
 
-def test_sigterm_lets_a_write_in_progress_finish(checkout: Path, vault: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_lets_a_write_in_progress_finish(checkout: Path, vault: Path, signum: int) -> None:
     args = {"type": "lesson", "title": "Finish the write", "body": "Whole or not at all.", "evidence": "a test"}
     with RawServer(checkout) as server:
         server.initialize()
@@ -261,7 +262,7 @@ def test_sigterm_lets_a_write_in_progress_finish(checkout: Path, vault: Path) ->
                          "params": {"name": "propose_note", "arguments": args}})  # fmt: skip
             while b"waiting up to" not in server.errors.get(timeout=60):  # until the write waits for the lock
                 pass
-            server.proc.send_signal(signal.SIGTERM)
+            server.proc.send_signal(signum)
             time.sleep(0.5)  # the signal arrives while the write waits
         assert server.proc.wait(timeout=60) == 0
     rel = "20-state/candidates/cand-lesson-finish-the-write.md"

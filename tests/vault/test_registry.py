@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 from briefkit import DEVICE, PROJECT, connection_file, frontmatter, make_vault, write
 
-from continuity import limits
-from continuity.brief import render, sources
+from continuity import limits, names
 from continuity.cli import edit as edit_cli
 from continuity.health import notescan
 from continuity.health.scanfiles import Target
@@ -31,7 +30,7 @@ from continuity.memory import edits
 from continuity.vault import layout, registry
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-SESSION, SUBAGENT = render.SESSION_START, render.SUBAGENT_START
+SESSION, SUBAGENT = names.SESSION_START, names.SUBAGENT_START
 
 
 # ------------------------------------------------------------------------------------- the registry
@@ -51,8 +50,8 @@ def test_every_cap_is_the_limits_constant_named_after_its_source() -> None:
 
 def test_every_event_is_one_the_brief_renders_and_each_shows_a_source() -> None:
     for source in registry.SOURCES:
-        assert source.events and set(source.events) <= set(render.EVENTS), source.name
-    for event in render.EVENTS:
+        assert source.events and set(source.events) <= set(names.START_EVENTS), source.name
+    for event in names.START_EVENTS:
         assert registry.shown_in(event), event
 
 
@@ -88,10 +87,6 @@ def test_the_orders_are_the_spec_s() -> None:
 
 
 def test_the_readers_views_are_the_registry_s() -> None:
-    assert {source.name: source.cap_bytes for source in registry.SOURCES} == sources.HOT_CAPS
-    assert sources.hot_paths(PROJECT, DEVICE) == {
-        source.name: source.at(PROJECT, DEVICE) for source in registry.SOURCES if not source.folder
-    }
     assert list(edit_cli.EDITABLE.choices) == list(registry.names(registry.EDITABLE))
     for source in registry.SOURCES:
         rel = source.at(PROJECT, DEVICE) + ("/one.md" if source.folder else "")
@@ -108,7 +103,6 @@ STYLE_ENTRY = """STYLE = Source(
     name="style",
     path=f"{layout.SYSTEM}/STYLE.md",
     cap_bytes=limits.STYLE_CAP_BYTES,
-    note_type="style",
     events=(SESSION_START,),
     left_out_rank=15,
     editable=True,

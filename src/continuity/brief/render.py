@@ -17,11 +17,9 @@ from continuity.brief.envelope import unavailable_text
 from continuity.brief.escape import escape_attr, escape_text
 from continuity.vault import registry
 
-SESSION_START, SUBAGENT_START, EVENTS = names.SESSION_START, names.SUBAGENT_START, names.START_EVENTS
-HARNESSES = names.HARNESSES
 CEILING_BYTES = {
-    SESSION_START: limits.SESSION_START_CEILING_BYTES,
-    SUBAGENT_START: limits.SUBAGENT_START_CEILING_BYTES,
+    names.SESSION_START: limits.SESSION_START_CEILING_BYTES,
+    names.SUBAGENT_START: limits.SUBAGENT_START_CEILING_BYTES,
 }
 REASONS = (
     "missing",

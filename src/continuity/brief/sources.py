@@ -28,18 +28,9 @@ from continuity.gate.secrets import scan_text, withheld_name
 from continuity.memory import handoff
 from continuity.vault import access, layout, notes, placeholders, registry
 
-# Doctor's source checks read these two; both are derived from the registry, never restated.
-HOT_CAPS = {source.name: source.cap_bytes for source in registry.SOURCES}
-# The one source of many files: its folder's current handoff is chosen by `memory.handoff`.
-HANDOFF = registry.HANDOFF
 POLICY_FILES = (layout.INDEX, layout.MEMORY_POLICY)
 # A source that holds only the template's sentences is not memory (`vault.placeholders`).
 NOT_FILLED_IN = "is not filled in yet: it holds only its template's placeholder text, so it was left out"
-
-
-def hot_paths(project: str, device: str) -> dict[str, str]:
-    """Where each source of one file (every one but the handoffs) lives, relative to the vault."""
-    return {source.name: source.at(project, device) for source in registry.SOURCES if not source.folder}
 
 
 class Raw(NamedTuple):
@@ -165,15 +156,15 @@ def _validate_handoff(gathered: Gathered) -> SourceView:
         + "; it may have been meant to be current"
     )
     if view.reason == "missing":
-        return SourceView(HANDOFF.name, shown[-1], None, None, False, "invalid", None, notice)
+        return SourceView(registry.HANDOFF.name, shown[-1], None, None, False, "invalid", None, notice)
     return view._replace(notice=f"{view.notice}; {notice}" if view.notice else notice)
 
 
 def _validate_chosen(selection: handoff.Selection) -> SourceView:
     chosen = selection.chosen
     if chosen is None:
-        return SourceView(HANDOFF.name, None, None, None, False, "missing")
-    raw = Raw(HANDOFF.name, chosen.rel, chosen.data, None, chosen.size)
+        return SourceView(registry.HANDOFF.name, None, None, None, False, "missing")
+    raw = Raw(registry.HANDOFF.name, chosen.rel, chosen.data, None, chosen.size)
     read_whole = chosen.size <= limits.LIFECYCLE_TEXT_CAP_BYTES
     named = _secret_in_name(chosen.rel)
     if named is not None:
@@ -186,11 +177,11 @@ def _validate_chosen(selection: handoff.Selection) -> SourceView:
             f"handoff ({shown}) left out: {why}; rename it; no older handoff is used in its place",
         )
     label = f"handoff ({chosen.rel})"
-    if chosen.size > HANDOFF.cap_bytes:
+    if chosen.size > registry.HANDOFF.cap_bytes:
         return _left_out(
             raw,
             "too_large",
-            f"{label} left out: {chosen.size} bytes, over its cap of {HANDOFF.cap_bytes}; "
+            f"{label} left out: {chosen.size} bytes, over its cap of {registry.HANDOFF.cap_bytes}; "
             "no older handoff is used in its place",
             # known when it was read whole (under the 1 MiB lifecycle cap) and passes the gate, else null
             clean_digest(chosen.data) if read_whole else None,
@@ -202,7 +193,7 @@ def _validate_chosen(selection: handoff.Selection) -> SourceView:
     shown = "\n".join(notes.section(chosen.note.body, title) or "" for title in handoff.BRIEF_SECTIONS)
     if placeholders.only_placeholders(shown):
         return _left_out(raw, "placeholder", f"{label} {NOT_FILLED_IN}; no older handoff is used in its place", digest)
-    return SourceView(HANDOFF.name, chosen.rel, chosen.size, digest, True, None, handoff.brief_text(chosen))
+    return SourceView(registry.HANDOFF.name, chosen.rel, chosen.size, digest, True, None, handoff.brief_text(chosen))
 
 
 def policy_notices(gathered: Gathered) -> list[str]:
@@ -288,7 +279,7 @@ def validate(gathered: Gathered, memo: Memo | None = None) -> tuple[list[SourceV
         for rel, data in gathered.handoffs
     )
     key = _memo_key("handoff", project, *listing)
-    views[HANDOFF.name] = _view(memo, key, partial(_validate_handoff, gathered))
+    views[registry.HANDOFF.name] = _view(memo, key, partial(_validate_handoff, gathered))
     # The total cap is checked on the raw sizes of the selected files, leaving out in ceiling order.
     for name in registry.names(registry.left_out_order(gathered.event)):
         total = sum(v.size or 0 for v in views.values() if v.included)

@@ -57,15 +57,12 @@ def _serve_mcp(audience: str, harness: str) -> None:
 
         stdio.serve(os.getcwd(), audience, harness)
     except Exception as exc:
-        from continuity.errors import EXIT_PROBLEMS, ContinuityError
-        from continuity.server.tool import error_line
+        from continuity.errors import COMMAND_LINE, describe, trace
 
-        if os.environ.get("CONTINUITY_DEBUG") == "1":
-            import traceback
-
-            traceback.print_exc()
-        print(error_line(exc), file=sys.stderr)
-        sys.exit(exc.exit_code if isinstance(exc, ContinuityError) else EXIT_PROBLEMS)
+        trace()
+        line, code = describe(exc, COMMAND_LINE)
+        print(line, file=sys.stderr)
+        sys.exit(code)
 
 
 def main() -> None:

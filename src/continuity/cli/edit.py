@@ -45,9 +45,9 @@ def _template(which: str, ctx: WriteContext, project: str, repo: Path | None) ->
     """The template a missing profile starts from in the editor, filled in as `init` fills it."""
     from continuity.local import identity
     from continuity.store import onboard
-    from continuity.vault import notes
+    from continuity.vault import notes, resources
 
-    text = (onboard.resource_dir("templates") / f"{which}.md").read_text(encoding="utf-8")
+    text = (resources.resource_dir("templates") / f"{which}.md").read_text(encoding="utf-8")
     found = identity.of_repo(repo) if repo is not None else identity.RepoIdentity(None, None)
     values = {
         "device": ctx.device,

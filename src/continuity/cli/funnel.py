@@ -7,9 +7,7 @@ a typer application on that group, for `lifecycle` (`app`) and `artifactctl` (`c
 
 from __future__ import annotations
 
-import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,11 +15,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from continuity.errors import COMMAND_LINE, EXIT_USAGE, describe, message as errors_message, one_line
-
-
-def _debug() -> bool:
-    return os.environ.get("CONTINUITY_DEBUG") == "1"
+from continuity.errors import COMMAND_LINE, EXIT_USAGE, describe, message as errors_message, one_line, trace
 
 
 def _once(text: str) -> str:
@@ -33,15 +27,10 @@ def _once(text: str) -> str:
     return " ".join(seen)
 
 
-def _trace() -> None:
-    if _debug():
-        traceback.print_exc()
-
-
 def failure(exc: Exception, label: str) -> tuple[str, int]:
     """The error line and exit code for a failure that is not a usage error of click's: the one funnel
     (`errors.describe`), with fields named as flags and the person's advice given."""
-    _trace()
+    trace()
     return describe(exc, COMMAND_LINE, label)
 
 

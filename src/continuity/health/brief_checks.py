@@ -13,6 +13,7 @@ from continuity.errors import NoteError
 from continuity.health.context import Context
 from continuity.health.report import Check, check, described, names
 from continuity.memory import handoff
+from continuity.names import HARNESSES, SESSION_START, SUBAGENT_START
 from continuity.vault import notes, scan
 
 
@@ -41,22 +42,22 @@ def policy_checks(ctx: Context) -> list[Check]:
 def session_brief(ctx: Context) -> list[Check]:
     """The session start's brief, as each harness would get it."""
     extra = [*ctx.policy_notices, *scan.notices(ctx.scan)]
-    return [_brief_check(render.SESSION_START, ctx.views, extra)]
+    return [_brief_check(SESSION_START, ctx.views, extra)]
 
 
 def subagent_brief(ctx: Context) -> list[Check]:
     """A subagent start's brief, gathered for its own event."""
-    gathered = sources.gather(ctx.root, ctx.conn.project, ctx.conn.device, render.SUBAGENT_START)
+    gathered = sources.gather(ctx.root, ctx.conn.project, ctx.conn.device, SUBAGENT_START)
     views, notices = sources.validate(gathered)
-    return [_brief_check(render.SUBAGENT_START, views, [*notices, *scan.notices(ctx.scan)])]
+    return [_brief_check(SUBAGENT_START, views, [*notices, *scan.notices(ctx.scan)])]
 
 
 def _brief_check(event: str, views: list[render.SourceView], extra: list[str]) -> Check:
-    briefs = {harness: render.render(event, harness, views, extra) for harness in render.HARNESSES}
+    briefs = {harness: render.render(event, harness, views, extra) for harness in HARNESSES}
     codex = briefs["codex"]
     codex_limit = (
         tunables.CODEX_SESSION_START_CONTEXT_LIMIT_TOKENS
-        if event == render.SESSION_START
+        if event == SESSION_START
         else tunables.CODEX_SUBAGENT_START_CONTEXT_LIMIT_TOKENS
     )
     message = (

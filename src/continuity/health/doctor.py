@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuity.brief import render, sources
+from continuity import names
+from continuity.brief import sources
 from continuity.errors import NotConnected
 from continuity.health import brief_checks, lease_state, mcp_servers, outbox_paths, project_identity, python_path
 from continuity.health.context import CheckFn, Context
@@ -59,9 +60,6 @@ _FOUND_VIA = {
     "checkout": "in this checkout",
     "worktree": "in a sibling worktree",
 }
-# Each source's remedies are part of its record in the registry of brief sources.
-_MISSING_HINT = {s.name: s.missing_hint for s in registry.SOURCES if s.missing_hint is not None}
-_PLACEHOLDER_HINT = {s.name: s.placeholder_hint for s in registry.SOURCES}
 # The remedy for a false positive is the person's to apply: the brief's notice never carries it.
 FALSE_POSITIVE_REMEDY = "remove it, or mark a false positive with 'pragma: allowlist secret' on that line"
 
@@ -139,7 +137,7 @@ def run(
     out.add("vault", "ok", f"{root} is reachable")
 
     result = scan.scan(root, conn.project, conn.device)
-    gathered = sources.gather(root, conn.project, conn.device, render.SESSION_START)
+    gathered = sources.gather(root, conn.project, conn.device, names.SESSION_START)
     views, policy_notices = sources.validate(gathered)
     context = Context(cwd, env, conn, root, now, result, gathered, views, policy_notices)
     debug = env.get("CONTINUITY_DEBUG") == "1"
@@ -156,20 +154,19 @@ def run(
 
 
 def _source_checks(ctx: Context) -> list[Check]:
-    """Each hot source of a session start: loaded, or why not and what to do."""
+    """Each hot source of a session start: loaded, or why not and what to do (the remedies are part of
+    each source's record in the registry)."""
     conn, out = ctx.conn, _Run()
-    paths = sources.hot_paths(conn.project, conn.device)
     for view in ctx.views:
-        ident = f"source.{view.name}"
-        cap = sources.HOT_CAPS[view.name]
+        ident, source = f"source.{view.name}", registry.BY_NAME[view.name]
         if view.included:
-            out.add(ident, "ok", f"{view.path}: valid, {view.size or 0:,} bytes (cap {cap:,}), no secrets")
-        elif view.name == "handoff" and view.reason == "missing":
+            out.add(ident, "ok", f"{view.path}: valid, {view.size or 0:,} bytes (cap {source.cap_bytes:,}), no secrets")
+        elif source.may_be_missing and view.reason == "missing":
             out.add(ident, "ok", f"no current handoff for project {conn.project!r} (nothing to resume)")
         elif view.reason == "missing":
-            out.add(ident, "error", f"{paths[view.name]} is missing; {_MISSING_HINT[view.name]}")
+            out.add(ident, "error", f"{source.at(conn.project, conn.device)} is missing; {source.missing_hint}")
         elif view.reason == "placeholder":
-            out.add(ident, "warn", f"{view.notice}; {_PLACEHOLDER_HINT[view.name]}")
+            out.add(ident, "warn", f"{view.notice}; {source.placeholder_hint}")
         elif view.reason == "secret":
             out.add(ident, "error", f"{view.notice}; {FALSE_POSITIVE_REMEDY}")
         else:

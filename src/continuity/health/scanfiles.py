@@ -125,11 +125,6 @@ def walk(folder: Path, found: Found) -> None:
             found.append((path, False))
 
 
-def _redacted(message: str) -> str:
-    """The message with any secret-like word withheld: a mistyped path may carry a pasted token."""
-    return redact(message)
-
-
 def targets(paths: list[str], cwd: Path) -> list[Target]:
     """The files named by `paths` (files or folders, relative to `cwd`), each once, in a stable order.
 
@@ -142,9 +137,11 @@ def targets(paths: list[str], cwd: Path) -> list[Target]:
         try:
             info = os.lstat(path)
         except FileNotFoundError:
-            raise UsageError(_redacted(f"{given}: no such file or folder")) from None
+            raise UsageError(
+                redact(f"{given}: no such file or folder")
+            ) from None  # a mistyped path may hold a pasted token
         except OSError as exc:
-            raise UsageError(_redacted(f"{given}: cannot be examined ({exc.strerror})")) from None
+            raise UsageError(redact(f"{given}: cannot be examined ({exc.strerror})")) from None
         if stat.S_ISDIR(info.st_mode):
             found: Found = []
             walk(path, found)

@@ -22,7 +22,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from continuity import limits, safeio
+from continuity import limits, names, safeio
 from continuity.local import userdirs
 
 if TYPE_CHECKING:
@@ -168,13 +168,11 @@ def after_start(payload: dict[str, object], brief: Brief, harness: str) -> Brief
     """The brief as delivered for this start: the recovery note after compaction, and a receipt."""
     from pathlib import Path
 
-    from continuity.brief import render
-
     source = payload.get("source") if isinstance(payload.get("source"), str) else None
     delivered = brief
     try:
         path = session_path(payload)
-        if path is not None and brief.event == render.SESSION_START:
+        if path is not None and brief.event == names.SESSION_START:
             if source == "compact":
                 state = load(path)
                 if state.compact_pending:

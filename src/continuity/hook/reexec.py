@@ -123,7 +123,7 @@ def _reexec(python: str, argv: list[str], payload: dict[str, object], code: str)
 def _import_failure_output(payload: dict[str, object], exc: ImportError) -> str:
     """Valid hook JSON that says private memory was not restored because an import failed."""
     event = payload.get("hook_event_name")
-    if not isinstance(event, str) or event not in names.START_EVENTS:
+    if event not in names.START_EVENTS:
         return ""
     name = getattr(exc, "name", None) or "a dependency"
     why = (

@@ -26,7 +26,6 @@ import os
 from continuity.local.made_lookup import (
     CONNECTION as CONNECTION,
     OUTBOX as OUTBOX,
-    RECORD_CAP_BYTES as RECORD_CAP_BYTES,
     is_made as is_made,
     read_small,
     real as real,

@@ -24,7 +24,6 @@ from continuity.vault import access, layout, notes
 
 LEASE_VERSION = 1
 LEASE_SUFFIX = ".json"
-STATES = ("none", "held", "foreign", "stale")
 
 
 def utcnow(now: dt.datetime | None = None) -> dt.datetime:
@@ -135,13 +134,9 @@ def parse_lease(data: bytes, rel: str) -> Lease:
     if acquired is None or expires is None:
         raise NoteError(f"{rel}: 'acquired' and 'expires' must be UTC times", "invalid")
     task = doc.get("task")
-    return Lease(device, token, acquired, expires, _shown_task(task) if isinstance(task, str) else None, rel)
-
-
-def _shown_task(task: str) -> str:
-    """A task read back as it may be shown: a lease file another device, an older version or a hand
-    wrote is data, and a secret-like task in it is withheld from every status, error and report."""
-    return shown_value(task)
+    # A lease file another device, an older version or a hand wrote is data: a secret-like task in it
+    # is withheld from every status, error and report.
+    return Lease(device, token, acquired, expires, shown_value(task) if isinstance(task, str) else None, rel)
 
 
 def read_leases(vault_root: Path) -> tuple[list[Lease], list[tuple[str, str]]]:

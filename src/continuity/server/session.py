@@ -9,13 +9,12 @@ line's one error line as a tool error: never a traceback, a value or a partial w
 from __future__ import annotations
 
 import datetime as dt
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from continuity.errors import InputRejected, one_line
+from continuity.errors import InputRejected, one_line, trace
 from continuity.hook import receipts
 from continuity.local import connection
 from continuity.local.repo import find_repo_root
@@ -70,10 +69,7 @@ class Session:
                     self.meter.charge_write(size)
                 return outcome
         except Exception as exc:
-            if os.environ.get("CONTINUITY_DEBUG") == "1":
-                import traceback  # lazy: only CONTINUITY_DEBUG prints one
-
-                traceback.print_exc()
+            trace()
             return Outcome(error_line(exc), True)
 
     def watcher(self, root: Path, device: str) -> Watcher | None:

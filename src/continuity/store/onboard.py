@@ -35,19 +35,7 @@ from continuity.local import connection, identity as repo_identity, made, userdi
 from continuity.local.repo import find_repo_root
 from continuity.store import atomic
 from continuity.vault import access, layout, locate, notes, placeholders, projects, registry
-
-CHECKOUT = Path(__file__).resolve().parents[3]
-
-
-PACKAGED = {"templates": "_templates", "vault-template": "_vault_template"}
-
-
-def resource_dir(name: str) -> Path:
-    """`templates/` or `vault-template/`: the checkout's own, else the copy installed in the package."""
-    for folder in (CHECKOUT / name, Path(__file__).resolve().parents[1] / PACKAGED[name]):
-        if folder.is_dir():
-            return folder
-    raise NotConnected(f"cannot find {name}/ beside or inside the package; reinstall continuity")
+from continuity.vault.resources import resource_dir
 
 
 @dataclass

@@ -41,8 +41,8 @@ from continuity.records import leases
 from continuity.records.removals import Removal
 from continuity.store import atomic, journal, lease, records
 from continuity.store.documents import CheckedDocument
-from continuity.store.onboard import resource_dir
 from continuity.vault import access, layout, notes
+from continuity.vault.resources import resource_dir
 
 if TYPE_CHECKING:
     from continuity.local.connection import Connection

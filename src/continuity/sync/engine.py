@@ -181,16 +181,10 @@ def push(git: Git) -> str:
                 )
             if "fetch first" in line or "non-fast-forward" in line or "[rejected]" in line:
                 return "race"
-    error = GitFailed(
-        "git push failed (" + commit_first_line(proc.stderr) + ")", proc.stderr.decode("utf-8", "replace")
-    )
+    error = GitFailed("git push failed (" + first_line(proc.stderr) + ")", proc.stderr.decode("utf-8", "replace"))
     if _offline(error) is not None:
         return "offline"
-    raise PushRejected(f"the push failed ({commit_first_line(proc.stderr)}); the next 'lifecycle sync' tries again")
-
-
-def commit_first_line(stderr: bytes) -> str:
-    return first_line(stderr)
+    raise PushRejected(f"the push failed ({first_line(proc.stderr)}); the next 'lifecycle sync' tries again")
 
 
 def pack_loose_objects(git: Git) -> None:

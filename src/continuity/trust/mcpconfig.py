@@ -58,7 +58,7 @@ from continuity.trust.harness import parse_object, read_config
 CODEX, CLAUDE, HARNESSES = names.CODEX, names.CLAUDE, names.HARNESSES
 SCOPES = ("user", "project")
 SERVER_NAME = "continuity"
-_TABLE = {CODEX: "mcp_servers", CLAUDE: "mcpServers"}
+TABLE = {CODEX: "mcp_servers", CLAUDE: "mcpServers"}
 
 
 def user_config_path(harness: str) -> Path:
@@ -153,7 +153,7 @@ def entry_at(harness: str, path: Path) -> Any:
     """The entry named `continuity` in `path` as plain data; None when absent or not valid."""
     try:
         text = read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
-        return None if text is None else _plain(servers_of(harness, path, text).get(SERVER_NAME))
+        return None if text is None else plain(servers_of(harness, path, text).get(SERVER_NAME))
     except InputRejected:
         return None
 
@@ -182,11 +182,11 @@ def json_indent(text: str) -> str | int | None:
 def servers_of(harness: str, path: Path, text: str) -> Any:
     """The servers table of a configuration's text (an empty one when it has none)."""
     if harness == CODEX:
-        table = _load_toml(path, text).get(_TABLE[CODEX], {})
+        table = _load_toml(path, text).get(TABLE[CODEX], {})
     else:
-        table = parse_object(path, text).get(_TABLE[CLAUDE], {})
+        table = parse_object(path, text).get(TABLE[CLAUDE], {})
     if not isinstance(table, dict):
-        raise InputRejected(f"{path}: {_TABLE[harness]} is not a table of servers; nothing was changed")
+        raise InputRejected(f"{path}: {TABLE[harness]} is not a table of servers; nothing was changed")
     return table
 
 
@@ -203,7 +203,7 @@ def registrations(harness: str, repo: Path | None) -> dict[str, Path]:
     return {scope: path for scope, path in places if registered(harness, path)}
 
 
-def _plain(value: object) -> object:
+def plain(value: object) -> object:
     """A tomlkit value as plain Python (dicts, lists, strings, numbers); JSON values pass through."""
     unwrap = getattr(value, "unwrap", None)
     return unwrap() if callable(unwrap) else value
@@ -213,10 +213,10 @@ def _merged_toml(path: Path, text: str, wanted: dict[str, Any]) -> str:
     import tomlkit  # lazy: as in _load_toml
 
     doc = _load_toml(path, text)
-    servers = doc.get(_TABLE[CODEX])
+    servers = doc.get(TABLE[CODEX])
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
-        doc[_TABLE[CODEX]] = servers
+        doc[TABLE[CODEX]] = servers
     elif not isinstance(servers, dict) or isinstance(servers, tomlkit.items.InlineTable):
         raise InputRejected(f"{path}: mcp_servers is not a table of servers; edit it by hand (nothing was changed)")
     entry = servers.get(SERVER_NAME)
@@ -229,14 +229,14 @@ def _merged_toml(path: Path, text: str, wanted: dict[str, Any]) -> str:
     elif not isinstance(entry, tomlkit.items.Table):
         raise InputRejected(f"{path}: mcp_servers.{SERVER_NAME} is not a table; edit it by hand (nothing was changed)")
     for key, value in wanted.items():
-        if _plain(entry.get(key)) != value:
+        if plain(entry.get(key)) != value:
             entry[key] = value
     return tomlkit.dumps(doc)
 
 
 def _merged_json(path: Path, text: str, wanted: dict[str, Any]) -> str:
     doc = parse_object(path, text)
-    servers = doc.setdefault(_TABLE[CLAUDE], {})
+    servers = doc.setdefault(TABLE[CLAUDE], {})
     if not isinstance(servers, dict):
         raise InputRejected(f"{path}: mcpServers is not an object; edit it by hand (nothing was changed)")
     entry = servers.get(SERVER_NAME)
@@ -279,7 +279,7 @@ def install(harness: str, scope: str, repo: Path | None, *, dry_run: bool = Fals
     command = (wanted["command"], *wanted["args"])
     text = read_config(path, tunables.MCP_CONFIG_CAP_BYTES)
     existing = text or ""
-    current = _plain(servers_of(harness, path, existing).get(SERVER_NAME))
+    current = plain(servers_of(harness, path, existing).get(SERVER_NAME))
     if current is not None and not is_ours(current):
         raise InputRejected(
             f"{path} already has an MCP server named {SERVER_NAME!r} that does not run 'lifecycle mcp'; "

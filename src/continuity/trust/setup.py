@@ -160,8 +160,7 @@ def setup(name: str, scope: str, cwd: Path, *, dry_run: bool = False) -> Result:
         "mcp": {
             "path": str(server.path),
             "created": not server.path.exists(),
-            "table_added": ("mcp_servers" if name == harness.CODEX else "mcpServers")
-            not in _top_keys(server.path, toml=name == harness.CODEX),
+            "table_added": mcpconfig.TABLE[name] not in _top_keys(server.path, toml=name == harness.CODEX),
         },
         "instructions": {"path": str(pointer.path), "created": pointer.before is None, "lead": pointer.lead},
     }

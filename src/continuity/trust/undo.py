@@ -199,8 +199,8 @@ def _is_empty(text: str, keys: tuple[str, ...]) -> bool:
 
 def _server_left(text: str) -> bool:
     doc = _toml_or_none(text)
-    servers = None if doc is None else doc.get("mcp_servers")
-    return doc is None or (isinstance(servers, dict) and "continuity" in servers)
+    servers = None if doc is None else doc.get(mcpconfig.TABLE[harness.CODEX])
+    return doc is None or (isinstance(servers, dict) and mcpconfig.SERVER_NAME in servers)
 
 
 def mcp_without_ours(
@@ -210,16 +210,16 @@ def mcp_without_ours(
 
     For TOML, `chunks` (the lines setup inserted, from its record) are taken out as they were when
     they are still there unchanged: tomlkit would leave the blank line it put before our table."""
-    table = "mcp_servers" if harness_name == harness.CODEX else "mcpServers"
+    table, name = mcpconfig.TABLE[harness_name], mcpconfig.SERVER_NAME
     if harness_name == harness.CODEX:
         text, doc = _load_toml(path)
         servers = doc.get(table)
-        if text is None or not isinstance(servers, dict) or not mcpconfig.is_ours(_plain(servers.get("continuity"))):
+        if text is None or not isinstance(servers, dict) or not mcpconfig.is_ours(mcpconfig.plain(servers.get(name))):
             return text, text
         by_lines = without_chunks(text, chunks) if chunks else None
         if by_lines is not None and not _server_left(by_lines):
             return text, None if created and not by_lines else by_lines
-        del servers["continuity"]
+        del servers[name]
         if table_added and not servers:
             del doc[table]
         after = tomlkit.dumps(doc)
@@ -229,14 +229,9 @@ def mcp_without_ours(
         return None, None
     obj = harness.parse_object(path, text)
     servers = obj.get(table)
-    if not isinstance(servers, dict) or not mcpconfig.is_ours(servers.get("continuity")):
+    if not isinstance(servers, dict) or not mcpconfig.is_ours(servers.get(name)):
         return text, text
-    del servers["continuity"]
+    del servers[name]
     if table_added and not servers:
         del obj[table]
     return text, None if created and not obj else render_like(obj, text)
-
-
-def _plain(value: object) -> object:
-    unwrap = getattr(value, "unwrap", None)
-    return unwrap() if callable(unwrap) else value

@@ -34,10 +34,9 @@ class Source(NamedTuple):
     connection's ids. A source whose `folder` is true is a folder of notes of which one is shown (the
     handoffs: `memory.handoff` chooses), and its `path` names the folder."""
 
-    name: str
+    name: str  # also the `type` its frontmatter must carry (`note_type`)
     path: str
     cap_bytes: int
-    note_type: str
     events: tuple[str, ...]
     # Under a ceiling, sources are left out whole, the lowest rank first. Ranks only need to differ;
     # they go in tens so that a new source takes its place between two others without renumbering.
@@ -46,6 +45,11 @@ class Source(NamedTuple):
     missing_hint: str | None  # doctor's remedy when the file is missing; None: missing is normal
     placeholder_hint: str  # doctor's remedy when it holds only its template's placeholder text
     folder: bool = False
+
+    @property
+    def note_type(self) -> str:
+        """The `type` its frontmatter must carry: a source's type is its name (`type: soul`)."""
+        return self.name
 
     @property
     def label(self) -> str | None:
@@ -82,7 +86,6 @@ SOUL = Source(
     name="soul",
     path=f"{layout.SYSTEM}/SOUL.md",
     cap_bytes=limits.SOUL_CAP_BYTES,
-    note_type="soul",
     events=(SESSION_START,),
     left_out_rank=50,
     editable=True,
@@ -93,7 +96,6 @@ PREFERENCES = Source(
     name="preferences",
     path=f"{layout.SYSTEM}/PREFERENCES.md",
     cap_bytes=limits.PREFERENCES_CAP_BYTES,
-    note_type="preferences",
     events=(SESSION_START,),
     left_out_rank=20,
     editable=True,
@@ -104,7 +106,6 @@ PROJECT = Source(
     name="project",
     path=f"{layout.PROJECTS}/{{project}}/PROJECT.md",
     cap_bytes=limits.PROJECT_CAP_BYTES,
-    note_type="project",
     events=(SESSION_START, SUBAGENT_START),
     left_out_rank=40,
     editable=True,
@@ -115,7 +116,6 @@ DEVICE = Source(
     name="device",
     path=f"{layout.DEVICES}/{{device}}/DEVICE.md",
     cap_bytes=limits.DEVICE_CAP_BYTES,
-    note_type="device",
     events=(SESSION_START, SUBAGENT_START),
     left_out_rank=10,
     editable=True,
@@ -126,7 +126,6 @@ HANDOFF = Source(
     name="handoff",
     path=layout.HANDOFFS,
     cap_bytes=limits.HANDOFF_CAP_BYTES,
-    note_type="handoff",
     events=(SESSION_START, SUBAGENT_START),
     left_out_rank=30,
     editable=False,

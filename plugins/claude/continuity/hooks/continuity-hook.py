@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-STARTUP_SCRIPT_SHA256 = "451a0d1c463e046bc51d4401bd1624b997a7e81cf5d770354edf8ce0417c0cf2"
+STARTUP_SCRIPT_SHA256 = "5fa782a76152aa25a95546ddfe6508d33864be939a9c781c50d45eb0c813e88e"
 SCRIPT = "agent-startup-context.py"
 NOT_RESTORED = "Private memory was not restored"
 OUR_SCRIPTS = ("agent-startup-context.py", "artifactctl.py")
