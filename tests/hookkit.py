@@ -35,9 +35,10 @@ def hook_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def lifecycle(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def lifecycle(cwd: Path, *args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`lifecycle ARGS` in `cwd` with the test's environment; standard input is `stdin`, then closed."""
     return subprocess.run(
-        [str(LIFECYCLE), *args], cwd=cwd, env=hook_env(), input=stdin, capture_output=True, text=True, timeout=120
+        [str(LIFECYCLE), *args], cwd=cwd, env=hook_env(), input=stdin, capture_output=True, text=True, timeout=timeout
     )
 
 

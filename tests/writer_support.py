@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +108,24 @@ def journal_lines(root: Path, device: str = "laptop") -> list[dict[str, object]]
 
 def all_files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+def on_terminal(
+    args: list[str], answers: str, *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """The real command with a pseudo-terminal as standard input, answering its questions."""
+    master, slave = os.openpty()
+    try:
+        os.write(master, answers.encode())
+        return subprocess.run(
+            [sys.executable, "-c", "from continuity.cli import main; main()", *args],
+            stdin=slave,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(slave)
+        os.close(master)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import random
 import string
-import zlib
 from pathlib import Path
 
 import pytest
+import secret_corpus
 from briefkit import (
     HANDOFF_DIR,
     SOURCE_REL,
@@ -30,18 +30,10 @@ from continuity.gate.secrets import scan_text
 from continuity.memory import handoff
 from continuity.vault import access as vault_access, layout, notes
 
-_BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
-
 
 def github_token() -> str:
     """A fresh GitHub personal access token shape: 30 random base62 characters and their CRC32."""
-    rng = random.Random(20250101)
-    body = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(30))
-    n, tail = zlib.crc32(body.encode()), ""
-    while n:
-        n, r = divmod(n, 62)
-        tail = _BASE62[r] + tail
-    return "ghp" + "_" + body + tail.rjust(6, "0")
+    return secret_corpus.checksummed(random.Random(20250101), "ghp" + "_")
 
 
 def stripe_key() -> str:

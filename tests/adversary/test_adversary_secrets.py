@@ -20,28 +20,22 @@ import random
 import re
 import string
 import subprocess
-import zlib
 from pathlib import Path
 
 import pytest
+import secret_corpus
 from briefkit import DEFAULT_HANDOFF, SOURCE_REL, connect, handoff_note, hot_note, make_vault, write
-from hookkit import LIFECYCLE, hook_env
+from hookkit import lifecycle
 from mcpkit import mcp_server
 from syncvaults import bare_remote
 
 from continuity.gate.secrets import Finding, scan_text
 
-_BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 MARK_CHARS = 8  # a prefix this long of a digest would already let a guess be tested
 
 
 def github_token(rng: random.Random) -> str:
-    body = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(30))
-    n, tail = zlib.crc32(body.encode()), ""
-    while n:
-        n, r = divmod(n, 62)
-        tail = _BASE62[r] + tail
-    return "ghp" + "_" + body + tail.rjust(6, "0")
+    return secret_corpus.checksummed(rng, "ghp" + "_")
 
 
 def secret_lines(seed: int) -> list[str]:
@@ -97,16 +91,7 @@ def assert_nothing_derived(outputs: dict[str, str], lines: list[str], files: lis
 
 
 def run(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(LIFECYCLE), *args],
-        cwd=cwd,
-        env=hook_env(),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return lifecycle(cwd, *args, stdin=stdin, timeout=180)
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from writer_support import FAKE_SECRET, all_files, cli, connect, make_vault
+from writer_support import FAKE_SECRET, all_files, cli, connect, make_vault, on_terminal
 
 from continuity.errors import InputRejected, NoteError, UsageError
 from continuity.local import userdirs
@@ -183,30 +182,12 @@ def test_a_missing_project_profile_starts_from_its_template(vault: Path, plan_di
     assert (vault / rel).read_text() == project
 
 
-def _run_on_terminal(args: list[str], answers: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
-    """The real command with a pseudo-terminal as standard input, answering its questions."""
-    master, slave = os.openpty()
-    try:
-        os.write(master, answers.encode())
-        return subprocess.run(
-            [sys.executable, "-c", "from continuity.cli import main; main()", *args],
-            stdin=slave,
-            capture_output=True,
-            env=env,
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(slave)
-        os.close(master)
-
-
 def test_on_a_terminal_a_refused_copy_can_be_edited_again(vault: Path, plan_dir: Path) -> None:
     (vault / registry.SOUL.path).write_text(SOUL)
     broken = "---\ntype: soul\nstatus: [approved\n---\n# Soul\n"
     prepare(plan_dir, broken, NEW_SOUL)
     # Edit again after the refusal; then: the sync is current.
-    done = _run_on_terminal(["edit", "soul"], "y\ny\n", dict(os.environ))
+    done = on_terminal(["edit", "soul"], "y\ny\n", env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     assert b"line 3: invalid frontmatter" in done.stderr and b"Edit it again?" in done.stderr
     assert seen(plan_dir) == [SOUL, broken]  # the second run reopened the person's broken text

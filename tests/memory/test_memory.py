@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from writer_support import FAKE_SECRET, NOW, all_files, cli, connect, context, journal_lines, make_vault, write_lease
+from writer_support import (
+    FAKE_SECRET,
+    NOW,
+    all_files,
+    cli,
+    connect,
+    context,
+    journal_lines,
+    make_vault,
+    on_terminal,
+    write_lease,
+)
 
 from continuity import errors, limits, tunables
 from continuity.errors import InputRejected, LeaseHeld, UsageError
@@ -487,29 +495,12 @@ def test_cli_edit_foreign_lease_fails_before_asking(connected: Path, tmp_path: P
     assert result.exit_code == 4
 
 
-def _run_on_terminal(args: list[str], answers: str) -> subprocess.CompletedProcess[bytes]:
-    """Run the real command with a pseudo-terminal as standard input, answering its questions."""
-    master, slave = os.openpty()
-    try:
-        os.write(master, answers.encode())
-        return subprocess.run(
-            [sys.executable, "-c", "from continuity.cli import main; main()", *args],
-            stdin=slave,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(slave)
-        os.close(master)
-
-
 def test_approve_asks_on_a_terminal(connected: Path) -> None:
     first = json.loads(cli(["note", "new", "--type", "fact", "--title", "Asked", "--json"]).stdout)["id"]
-    declined = _run_on_terminal(["approve", first], "n\n")
+    declined = on_terminal(["approve", first], "n\n")
     assert declined.returncode == 2 and b"Approve it as durable memory?" in declined.stderr
     assert not any(name.startswith("30-memory/facts/") for name in all_files(connected))
-    accepted = _run_on_terminal(["approve", first], "y\n")
+    accepted = on_terminal(["approve", first], "y\n")
     assert accepted.returncode == 0, accepted.stderr
     assert (connected / "30-memory/facts/fact-asked.md").exists()
 
@@ -518,10 +509,10 @@ def test_edit_asks_on_a_terminal(connected: Path, tmp_path: Path) -> None:
     source = tmp_path / "soul.md"
     source.write_text(SOUL)
     # Approves the content, says the sync is not known to be current, then declines the risk.
-    declined = _run_on_terminal(["edit", "soul", "--from", str(source)], "y\nn\nn\n")
+    declined = on_terminal(["edit", "soul", "--from", str(source)], "y\nn\nn\n")
     assert declined.returncode == 2 and b"Accept the concurrency risk" in declined.stderr
     assert not (connected / registry.SOUL.path).exists()
-    accepted = _run_on_terminal(["edit", "soul", "--from", str(source)], "y\ny\n")
+    accepted = on_terminal(["edit", "soul", "--from", str(source)], "y\ny\n")
     assert accepted.returncode == 0, accepted.stderr
     assert b"+- Careful and brief." in accepted.stdout  # the diff was shown before asking
     assert (connected / registry.SOUL.path).read_text() == SOUL

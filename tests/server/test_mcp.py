@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from briefkit import MARK, connect, decoded_views, make_vault, tag_counts
-from hookkit import LIFECYCLE, hook_env
+from hookkit import lifecycle
 from mcpkit import approved_note, mcp_server, record_startup
 from writer_support import FAKE_SECRET, HANDOFF_BODY, write_lease
 
@@ -39,19 +39,6 @@ def vault(tmp_path: Path) -> Path:
 def checkout(repo: Path, vault: Path) -> Path:
     connect(repo, vault)
     return repo
-
-
-def lifecycle(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(LIFECYCLE), *args],
-        cwd=cwd,
-        env=hook_env(),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def handoff_args(**extra: object) -> dict[str, object]:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from briefkit import DEVICE, HANDOFF_DIR, PROJECT, connect, handoff_note, make_v
 from click.testing import Result
 from conftest import use_connection
 from typer.testing import CliRunner
-from writer_support import write_lease
+from writer_support import on_terminal, write_lease
 
 from continuity import limits, tunables
 from continuity.cli import app
@@ -346,37 +344,19 @@ def test_preserving_again_is_safe_and_completes_a_missing_record(repo: Path, vau
 # ---------------------------------------------------------------------------------- terminal
 
 
-def _on_terminal(cwd: Path, args: list[str], answers: str) -> subprocess.CompletedProcess[bytes]:
-    """Run the real command with a pseudo-terminal as standard input, answering its questions."""
-    master, slave = os.openpty()
-    try:
-        os.write(master, answers.encode())
-        return subprocess.run(
-            [sys.executable, "-c", "from continuity.cli import main; main()", *args],
-            stdin=slave,
-            cwd=cwd,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(slave)
-        os.close(master)
-
-
 def test_on_a_terminal_the_plan_is_shown_and_binary_files_are_asked_about_apart(repo: Path, vault: Path) -> None:
     delivered = deliver(repo, {"report.md": "# Report\n", "chart.png": BINARY})
     package = delivered["package"]
-    declined = _on_terminal(repo, ["preserve", package], "n\nn\n")
+    declined = on_terminal(["preserve", package], "n\nn\n", cwd=repo)
     assert declined.returncode == 2 and b"Preserve 1 file in the vault?" in declined.stderr
     assert b"chart.png: binary, so the secret gate cannot read it" in declined.stderr
     assert b"text, no secret found" in declined.stderr and delivered["expires"].encode() in declined.stderr
     assert not (vault / layout.DOCUMENTS / PROJECT).exists()
 
-    text_only = _on_terminal(repo, ["preserve", package], "n\ny\n")  # no to the binary, yes to the rest
+    text_only = on_terminal(["preserve", package], "n\ny\n", cwd=repo)  # no to the binary, yes to the rest
     assert text_only.returncode == 5, text_only.stderr
     assert b"preserved report.md" in text_only.stdout and b"refused chart.png (unconfirmed)" in text_only.stdout
-    both = _on_terminal(repo, ["preserve", package], "y\ny\n")
+    both = on_terminal(["preserve", package], "y\ny\n", cwd=repo)
     assert both.returncode == 0, both.stderr
     assert b"already preserved report.md" in both.stdout and b"preserved chart.png" in both.stdout
 

@@ -27,7 +27,7 @@ import typer
 from continuity import limits
 from continuity.cli.common import JsonOption, emit, emit_json, warn
 from continuity.cli.funnel import message
-from continuity.cli.memory import interactive
+from continuity.cli.memory import interactive, refuse_foreign
 from continuity.errors import ContinuityError, InputRejected, NoteError, UsageError
 from continuity.vault import registry
 
@@ -140,12 +140,11 @@ def edit(
 ) -> None:
     """Change SOUL.md, PREFERENCES.md, PROJECT.md or DEVICE.md after checks; the old one goes to 90-archive/."""
     from continuity.memory import edits
-    from continuity.records.leases import status
-    from continuity.store import lease, writer
+    from continuity.store import writer
 
     conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     rel = edits.edit_path(which, project=conn.project, device=ctx.device)
-    lease.refuse_if_foreign(status(ctx.vault, ctx.device, ctx.now))
+    refuse_foreign(ctx)
     shared = edits.editable(which).shared
     if not interactive():
         needs = (("--yes", source is not None and not yes), ("--accept-concurrency-risk", shared and not accept_risk))

@@ -51,7 +51,9 @@ def interactive() -> bool:
         return False
 
 
-def _refuse_foreign(ctx: WriteContext) -> None:
+def refuse_foreign(ctx: WriteContext) -> None:
+    """A write command's early refusal under another computer's lease, before it asks the person
+    anything (the writer refuses again inside the lock)."""
     from continuity.records.leases import status
     from continuity.store import lease
 
@@ -109,7 +111,7 @@ def approve(
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     found = memory.load_candidate(ctx.vault, note_id)
-    _refuse_foreign(ctx)
+    refuse_foreign(ctx)
     if not yes:
         if not interactive():
             _need("--yes", "approval")
@@ -193,7 +195,7 @@ def verify(
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     found = revalidation.verifiable(ctx.vault, note_id)
-    _refuse_foreign(ctx)
+    refuse_foreign(ctx)
     if not yes:
         if not interactive():
             _need("--yes", "re-verification")

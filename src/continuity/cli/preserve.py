@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.common import JsonOption, emit, emit_json, warn
-from continuity.cli.memory import interactive
+from continuity.cli.memory import interactive, refuse_foreign
 from continuity.errors import InputRejected, UsageError
 
 if TYPE_CHECKING:
@@ -107,14 +107,13 @@ def preserve(
     """Keep exact delivered files in the vault's 40-documents/, each with a record of where it came from."""
     from continuity.memory import preserve as core, preserve_write
     from continuity.outbox.package import locate_package
-    from continuity.records.leases import status
-    from continuity.store import lease, writer
+    from continuity.store import writer
 
     _conn, ctx = writer.connect(Path.cwd(), on_wait=warn)
     repo, name = locate_package(Path.cwd(), package)
     plan = core.plan(ctx, repo, name, files or (), why=why)
     if plan.files:
-        lease.refuse_if_foreign(status(ctx.vault, ctx.device, ctx.now))
+        refuse_foreign(ctx)
         if not yes:
             plan = _confirm(ctx, plan)
     result = preserve_write.apply(ctx, plan)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from continuity.cli.common import JsonOption, emit, emit_json, warn
-from continuity.cli.funnel import message, message as worded
+from continuity.cli.funnel import message
 from continuity.cli.memory import interactive, note_app
 from continuity.errors import EXIT_INTERRUPTED, ContinuityError, one_line
 
@@ -167,11 +167,11 @@ def _one(ctx: WriteContext, item: Item, number: int, total: int) -> bool:
             emit("  n  leave it for later\n  q  stop here (what is done stays done)\n  ?  this help")
             continue
         try:
-            message = _act(ctx, item, keys.get(key, key))
+            done = _act(ctx, item, keys.get(key, key))
         except ContinuityError as exc:
-            warn(f"lifecycle: error: {one_line(worded(exc))}")
+            warn(f"lifecycle: error: {one_line(message(exc))}")
             continue
-        emit(f"  {message}")
+        emit(f"  {done}")
         if keys.get(key) == "edit":
             _show(ctx, item, number, total)  # edited, still a candidate: now approve or reject it
             continue
